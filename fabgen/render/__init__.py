@@ -1,0 +1,1 @@
+"""Render targets: templates, target registry and the checks run on what they produce."""
