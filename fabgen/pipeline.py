@@ -1,0 +1,84 @@
+"""The five stages as plain functions: load, plan, render, write (and check).
+
+Each is a pure function of its inputs (write aside), safe to call from threads;
+inputs are never mutated. :mod:`fabgen` re-exports them as the public API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from fabgen.plan import FabricPlan, build_plan
+from fabgen.source import load_source
+from fabgen.spec import ClusterSpec, validate_spec
+from fabgen.write import Drift, WriteResult, check_tree, write_tree
+
+__version__ = "0.1.0"
+
+
+def load_spec(source: str | Path) -> ClusterSpec:
+    """Load and validate a spec from a path, or from YAML text (a ``str`` containing a newline)."""
+    if isinstance(source, str) and "\n" in source:
+        return validate_spec(load_source("<string>", text=source))
+    return validate_spec(load_source(source))
+
+
+def plan(spec: ClusterSpec) -> FabricPlan:
+    """Lay out the fabric and derive every device's intent."""
+    return build_plan(spec, spec.source)
+
+
+def render(
+    fabric: FabricPlan,
+    targets: Iterable[str] | None = None,
+    devices: Sequence[str] | None = None,
+    templates: Path | None = None,
+) -> dict[str, str]:
+    """Render the chosen targets (all by default) for the chosen devices (globs): ``{path: text}``."""
+    from fabgen.render.registry import render_files
+
+    files, _ = render_files(fabric, targets, devices, templates)
+    return files
+
+
+def spec_digest(spec: ClusterSpec) -> str:
+    source = spec.source
+    text = source.text if source is not None else spec.model_dump_json()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def generate(
+    spec: ClusterSpec,
+    out_dir: Path,
+    *,
+    targets: Sequence[str] | None = None,
+    devices: Sequence[str] | None = None,
+    templates: Path | None = None,
+    check: bool = False,
+    force: bool = False,
+) -> WriteResult | Drift:
+    """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
+    from fabgen.render.registry import device_matches, render_files, select_targets
+
+    fabric = plan(spec)
+    files, owners = render_files(fabric, targets, devices, templates)
+    chosen = {t.name for t in select_targets(targets)}
+
+    def in_scope(owner: tuple[str, str]) -> bool:
+        return owner[0] in chosen and device_matches(owner[1], devices)
+
+    partial = bool(targets) or bool(devices)
+    if check:
+        return check_tree(files, out_dir, in_scope=in_scope if partial else None)
+    meta = {"fabgen_version": __version__, "spec_sha256": spec_digest(spec), "cluster": spec.cluster.name}
+    return write_tree(files, out_dir, owners, meta, in_scope=in_scope if partial else None, force=force)
+
+
+def write(files: dict[str, str], out_dir: Path, check: bool = False) -> WriteResult | Drift:
+    """Write (or compare) an already rendered ``{path: text}`` tree; every file is owned by target ``api``."""
+    if check:
+        return check_tree(files, out_dir)
+    owners = {p: ("api", "") for p in files}
+    return write_tree(files, out_dir, owners, {"fabgen_version": __version__})

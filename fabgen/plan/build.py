@@ -1,0 +1,269 @@
+"""Spec -> plan: expand hosts, lay out the Clos, cable it, address it, derive intents.
+
+Pure: no I/O, the spec is never changed. The only module that knows topology.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+from dataclasses import dataclass, replace
+
+from fabgen.errors import Problem, SpecError
+from fabgen.plan.cabling import ExplicitCabling
+from fabgen.plan.host_intents import firmware_intents, host_plan
+from fabgen.plan.layout import Layout, TierShape, size_fabric
+from fabgen.plan.model import FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
+from fabgen.plan.ports import port_lanes, port_name, port_index
+from fabgen.plan.qos import qos_intent
+from fabgen.source import SourceDoc
+from fabgen.spec import ClusterSpec
+from fabgen.spec.fabric import Tier
+from fabgen.spec.hosts import HostGroup, HostOverride
+
+
+@dataclass(frozen=True, slots=True)
+class HostSlot:
+    name: str
+    profile: str
+    group: int
+    override: HostOverride | None
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchSlot:
+    name: str
+    tier: TierName
+    pod: int | None
+    rail: int | None
+    plane: int | None
+
+
+# A planned link before addressing: (a_device, a_port, b_device, b_port, role, rail, speed, explicit)
+RawLink = tuple[str, str, str, str, str, int | None, int, bool]
+
+
+def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
+    hosts = _expand_hosts(spec)
+    tiers = spec.fabric.tiers
+    nic_speed = max(n.speed for p in spec.host_profiles.values() for n in p.nics if n.rail is not None)
+    try:
+        layout = size_fabric(
+            len(hosts), spec.fabric.rails, nic_speed,
+            TierShape(tiers.leaf.ports, tiers.leaf.speed, tiers.leaf.count),
+            TierShape(tiers.spine.ports, tiers.spine.speed, tiers.spine.count),
+            TierShape(tiers.super_spine.ports, tiers.super_spine.speed) if tiers.super_spine else None,
+            spec.fabric.ratio,
+        )
+    except SpecError as exc:
+        raise _relocate(exc, doc, ("fabric", "tiers")) from None
+
+    switch_slots, raw = _layout_links(spec, hosts, layout)
+    names = {s.name for s in switch_slots}
+    clash = sorted(names & {h.name for h in hosts})
+    if clash:
+        raise _relocate(SpecError([Problem(f"host name {clash[0]} is also the name of a switch", file="hosts")]),
+                        doc, ("hosts",))
+    cabling = ExplicitCabling(spec, doc, {h.name: h.profile for h in hosts}, {s.name: s for s in switch_slots})
+    raw = cabling.apply(raw)
+    links = _address(raw, spec.fabric.addressing.p2p, doc)
+
+    default_qos = qos_intent(spec.qos)
+    switches = _switches(spec, switch_slots, links, default_qos, doc)
+    mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
+    switches = tuple(
+        _with_mgmt(s, mgmt[i] if mgmt else None) for i, s in enumerate(switches)
+    )
+    host_links = {}
+    for link in links:
+        if link.role == "host-leaf":
+            host_links[(link.a_device, link.a_port)] = link
+    pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
+    planned_hosts = tuple(
+        host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
+                  mgmt[len(switches) + i] if mgmt else None, host_links, default_qos)
+        for i, slot in enumerate(hosts)
+    )
+    return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
+                      links=tuple(links), qos=default_qos, firmware=firmware_intents(spec, default_qos))
+
+
+def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple) -> SpecError:
+    if doc is None:
+        return exc
+    return SpecError([doc.problem(p.message, path) for p in exc.problems])
+
+
+def _expand_hosts(spec: ClusterSpec) -> list[HostSlot]:
+    hosts: list[HostSlot] = []
+    for index, group in enumerate(spec.hosts):
+        hosts.extend(HostSlot(name, group.profile, index, group.overrides.get(name)) for name in group.host_names())
+    return hosts
+
+
+def _leaf_name(pod: int, rail: int, index: int) -> str:
+    return f"leaf-r{rail}-p{pod:02d}-{index + 1:02d}"
+
+
+def _spine_name(pod: int, index: int, three_tier: bool) -> str:
+    return f"spine-p{pod:02d}-{index + 1:02d}" if three_tier else f"spine-{index + 1:02d}"
+
+
+def _super_name(plane: int, index: int) -> str:
+    return f"super-pl{plane:02d}-{index + 1:02d}"
+
+
+def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[RawLink]]:
+    tiers = spec.fabric.tiers
+    leaf_os, spine_os = tiers.leaf.os, tiers.spine.os
+    rails = spec.fabric.rails
+    three = layout.tiers == 3
+    per_pod = layout.hosts_per_pod
+    per_leaf = layout.hosts_per_leaf
+
+    # Leaves that carry at least one host, per pod.
+    leaves_in_pod: dict[int, int] = {}
+    for i in range(len(hosts)):
+        pod, slot = divmod(i, per_pod)
+        leaves_in_pod[pod] = max(leaves_in_pod.get(pod, 0), slot // per_leaf + 1)
+
+    slots: list[SwitchSlot] = []
+    for pod in range(layout.pods):
+        for rail in range(rails):
+            for j in range(leaves_in_pod.get(pod, 0)):
+                slots.append(SwitchSlot(_leaf_name(pod, rail, j), "leaf", pod, rail, None))
+    for pod in range(layout.pods):
+        for s in range(layout.spines_per_pod):
+            slots.append(SwitchSlot(_spine_name(pod, s, three), "spine", pod if three else None, None, s if three else None))
+    if three:
+        for plane in range(layout.planes):
+            for m in range(layout.supers_per_plane):
+                slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane))
+
+    raw: list[RawLink] = []
+    profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
+    for i, host in enumerate(hosts):
+        pod, slot = divmod(i, per_pod)
+        leaf_index, port = divmod(slot, per_leaf)
+        for nic in profiles[host.profile]:
+            assert nic.rail is not None
+            leaf = _leaf_name(pod, nic.rail, leaf_index)
+            raw.append((host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed),
+                        "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
+
+    k1 = layout.leaf_spine_links
+    ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
+    for pod in range(layout.pods):
+        count = leaves_in_pod.get(pod, 0)
+        for rail in range(rails):
+            for j in range(count):
+                leaf = _leaf_name(pod, rail, j)
+                position = rail * layout.leaves_per_rail + j
+                for s in range(layout.spines_per_pod):
+                    spine = _spine_name(pod, s, three)
+                    for t in range(k1):
+                        leaf_port = layout.leaf_uplink_start + s * k1 + t
+                        spine_port = 1 + position * k1 + t
+                        raw.append((leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
+                                    spine, port_name(spine_os, spine_port, tiers.spine.speed),
+                                    "leaf-spine", rail, ls_speed, False))
+    if three:
+        sup = tiers.super_spine
+        assert sup is not None
+        k2 = layout.spine_super_links
+        ss_speed = min(tiers.spine.speed, sup.speed)
+        for pod in range(layout.pods):
+            for s in range(layout.spines_per_pod):
+                spine = _spine_name(pod, s, True)
+                for m in range(layout.supers_per_plane):
+                    for t in range(k2):
+                        spine_port = layout.spine_uplink_start + m * k2 + t
+                        super_port = 1 + pod * k2 + t
+                        raw.append((spine, port_name(spine_os, spine_port, tiers.spine.speed),
+                                    _super_name(s, m), port_name(sup.os, super_port, sup.speed),
+                                    "spine-superspine", None, ss_speed, False))
+    return slots, raw
+
+
+def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None) -> list[Link]:
+    need = 2 * len(raw)
+    if need > pool.num_addresses:
+        raise _relocate(SpecError([Problem(
+            f"{len(raw)} links need {need} addresses (/31 each), but the p2p pool {pool} has {pool.num_addresses}",
+            file="fabric")]), doc, ("fabric", "addressing", "p2p"))
+    base = int(pool.network_address)
+    links = []
+    for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
+        upper = base + 2 * i
+        links.append(Link(a, ap, b, bp, role, rail, speed,  # type: ignore[arg-type]
+                          f"{ipaddress.IPv4Address(upper + 1)}/31", f"{ipaddress.IPv4Address(upper)}/31", explicit))
+    return links
+
+
+def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
+              doc: SourceDoc | None) -> list[Switch]:
+    tiers = spec.fabric.tiers
+    by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
+    if tiers.super_spine:
+        by_tier["super_spine"] = tiers.super_spine
+    ends: dict[str, list[tuple[str, str, str, str, str, str, Link]]] = {s.name: [] for s in slots}
+    for link in links:
+        for me, my_port, my_addr, peer, peer_port, peer_addr, direction in (
+            (link.a_device, link.a_port, link.a_address, link.b_device, link.b_port, link.b_address, "up"),
+            (link.b_device, link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down"),
+        ):
+            if me in ends:
+                ends[me].append((my_port, my_addr, peer, peer_port, peer_addr, direction, link))
+    qos_cache: dict[int, QosIntent] = {}
+    overrides = spec.fabric.switch_overrides
+    lb = spec.fabric.load_balancing
+    loop_base = int(spec.fabric.addressing.loopbacks.network_address) + 1
+    if len(slots) > spec.fabric.addressing.loopbacks.num_addresses - 2:
+        raise _relocate(SpecError([Problem(
+            f"{len(slots)} switches need loopbacks, but the pool {spec.fabric.addressing.loopbacks} has "
+            f"{spec.fabric.addressing.loopbacks.num_addresses - 2} usable addresses", file="fabric")]),
+            doc, ("fabric", "addressing", "loopbacks"))
+    result = []
+    for i, slot in enumerate(slots):
+        tier = by_tier[slot.tier]
+        qos = default_qos
+        for override in overrides:
+            if fnmatch.fnmatchcase(slot.name, override.match):
+                qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
+                break
+        entries = []
+        for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
+            index = port_index(tier.os, my_port, tier.speed)
+            entries.append(SwitchPort(
+                name=my_port, index=index,
+                lanes=port_lanes(tier.os, index, tier.speed) if index else (),
+                speed=link.speed, direction=direction, peer_device=peer, peer_port=peer_port,  # type: ignore[arg-type]
+                peer_kind="switch" if peer in ends else "host",
+                address=my_addr, peer_address=peer_addr.split("/")[0], rail=link.rail,
+                description=f"{peer}:{peer_port}",
+            ))
+        entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
+        result.append(Switch(
+            name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
+            speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
+            loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
+            load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash,
+        ))
+    return result
+
+
+def _mgmt_addresses(spec: ClusterSpec, count: int, doc: SourceDoc | None) -> list[str] | None:
+    pool = spec.fabric.addressing.mgmt
+    if pool is None:
+        return None
+    usable = pool.num_addresses - 2
+    if count > usable:
+        raise _relocate(SpecError([Problem(
+            f"{count} devices need management addresses, but {pool} has {usable}", file="fabric")]),
+            doc, ("fabric", "addressing", "mgmt"))
+    base = int(pool.network_address) + 1
+    return [f"{ipaddress.IPv4Address(base + i)}/{pool.prefixlen}" for i in range(count)]
+
+
+def _with_mgmt(switch: Switch, mgmt: str | None) -> Switch:
+    return replace(switch, mgmt=mgmt)

@@ -1,0 +1,96 @@
+"""Apply the spec's explicit cabling on top of the automatic layout.
+
+A cable in ``fabric.cabling`` replaces every planned link that uses either of
+its ends, and takes the first replaced link's place (so addresses of the other
+links do not move). It is taken as given: a cable that crosses rails or lands
+beyond the radix is planned as written, and the linter reports it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fabgen.errors import SpecError
+from fabgen.source import SourceDoc
+from fabgen.spec import ClusterSpec
+
+if TYPE_CHECKING:
+    from fabgen.plan.build import RawLink, SwitchSlot
+
+_ROLE = {("host", "leaf"): "host-leaf", ("leaf", "spine"): "leaf-spine", ("spine", "super_spine"): "spine-superspine"}
+_RANK = {"host": 0, "leaf": 1, "spine": 2, "super_spine": 3}
+
+
+class ExplicitCabling:
+    def __init__(self, spec: ClusterSpec, doc: SourceDoc | None, host_profiles: dict[str, str],
+                 switches: dict[str, SwitchSlot]) -> None:
+        self.spec = spec
+        self.doc = doc
+        self.host_profiles = host_profiles
+        self.switches = switches
+
+    def apply(self, raw: list[RawLink]) -> list[RawLink]:
+        cables = self.spec.fabric.cabling
+        if not cables:
+            return raw
+        problems = []
+        resolved: list[RawLink] = []
+        for index, cable in enumerate(cables):
+            try:
+                resolved.append(self._resolve(cable.a, cable.b))
+            except ValueError as exc:
+                path = ("fabric", "cabling", index)
+                problems.append(self.doc.problem(str(exc), path) if self.doc else _plain(str(exc)))
+        if problems:
+            raise SpecError(problems)
+        by_end: dict[tuple[str, str], int] = {}
+        for position, link in enumerate(raw):
+            by_end[(link[0], link[1])] = position
+            by_end[(link[2], link[3])] = position
+        out: list[RawLink | None] = list(raw)
+        appended: list[RawLink] = []
+        for link in resolved:
+            hits = sorted({by_end[e] for e in ((link[0], link[1]), (link[2], link[3])) if e in by_end})
+            for position in hits:
+                out[position] = None
+            if hits and all(out[h] is None for h in hits):
+                out[hits[0]] = link
+            else:
+                appended.append(link)
+        # Two explicit cables replacing the same planned link: keep both (the linter flags the port clash).
+        return [link for link in out if link is not None] + appended
+
+    def _kind(self, device: str) -> str:
+        if device in self.host_profiles:
+            return "host"
+        slot = self.switches.get(device)
+        if slot is None:
+            raise ValueError(f"cable end names {device!r}, which is neither a host nor a planned switch")
+        return slot.tier
+
+    def _resolve(self, a: str, b: str) -> RawLink:
+        (ad, ap), (bd, bp) = a.split(":", 1), b.split(":", 1)
+        ak, bk = self._kind(ad), self._kind(bd)
+        if _RANK[ak] > _RANK[bk]:
+            (ad, ap, ak), (bd, bp, bk) = (bd, bp, bk), (ad, ap, ak)
+        role = _ROLE.get((ak, bk))
+        if role is None:
+            raise ValueError(f"cable {a} -- {b} connects a {ak.replace('_', '-')} to a {bk.replace('_', '-')}; "
+                             "fabgen plans host-leaf, leaf-spine and spine-super-spine links")
+        tiers = self.spec.fabric.tiers
+        if role == "host-leaf":
+            profile = self.spec.host_profiles[self.host_profiles[ad]]
+            nic = next((n for n in profile.nics if n.netdev == ap), None)
+            if nic is None:
+                raise ValueError(f"host {ad} has no interface {ap!r} (profile {self.host_profiles[ad]})")
+            return (ad, ap, bd, bp, role, nic.rail, min(nic.speed, tiers.leaf.speed), True)
+        if role == "leaf-spine":
+            return (ad, ap, bd, bp, role, self.switches[ad].rail, min(tiers.leaf.speed, tiers.spine.speed), True)
+        assert tiers.super_spine is not None
+        return (ad, ap, bd, bp, role, None, min(tiers.spine.speed, tiers.super_spine.speed), True)
+
+
+def _plain(message: str):  # type: ignore[no-untyped-def]
+    from fabgen.errors import Problem
+
+    return Problem(message, file="fabric.cabling")

@@ -1,0 +1,189 @@
+"""The plan: every device, port, link and per-device intent, as plain frozen data.
+
+Templates read these objects and print them; they never compute. Dataclasses
+with slots (not pydantic models) because a 24k-GPU fabric has ~74k links and
+~150k switch ports, built in a hot loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from fabgen.plan.layout import Layout
+
+if TYPE_CHECKING:
+    from fabgen.plan.nic_intent import FirmwareIntent, HostNicIntent
+    from fabgen.source import SourceDoc
+    from fabgen.spec import ClusterSpec
+
+Role = Literal["host-leaf", "leaf-spine", "spine-superspine"]
+TierName = Literal["leaf", "spine", "super_spine"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One cable. ``a`` is the lower end (host or lower switch), ``b`` the upper."""
+
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    role: Role
+    rail: int | None
+    speed: int
+    a_address: str
+    """``a``'s interface address with prefix length (``10.0.0.1/31``)."""
+    b_address: str
+    explicit: bool = False
+    """Taken from the spec's ``fabric.cabling`` rather than the automatic layout."""
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchPort:
+    name: str
+    index: int
+    """1-based front-panel port; 0 when the name does not follow the OS's scheme."""
+    lanes: tuple[int, ...]
+    speed: int
+    direction: Literal["down", "up"]
+    peer_device: str
+    peer_port: str
+    peer_kind: Literal["host", "switch"]
+    address: str
+    peer_address: str
+    rail: int | None
+    description: str
+    """``peer:port``: what an operator reads on the switch."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassIntent:
+    name: str
+    role: str
+    dscps: tuple[int, ...]
+    priority: int
+    queue: int
+    lossless: bool
+    strict: bool
+    weight: int | None
+    """Percent of the bandwidth left by strict queues; weights of a policy sum to 100."""
+    ecn_min: int | None
+    """Bytes."""
+    ecn_max: int | None
+    ecn_probability: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogIntent:
+    enabled: bool
+    detect_ms: int
+    restore_ms: int
+    action: str
+    poll_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class QosIntent:
+    """A QoS policy resolved into the tables every OS needs."""
+
+    trust: str
+    classes: tuple[ClassIntent, ...]
+    """Ordered by priority."""
+    dscp_to_priority: tuple[int, ...]
+    """64 entries: switch priority (traffic class) of each DSCP."""
+    priority_to_queue: tuple[int, ...]
+    """8 entries."""
+    lossless_priorities: tuple[int, ...]
+    watchdog: WatchdogIntent
+    mtu: int
+    cable_length_m: int
+    roce: ClassIntent
+    cnp: ClassIntent | None
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    name: str
+    tier: TierName
+    os: str
+    model: str
+    asic: str | None
+    radix: int
+    speed: int
+    pod: int | None
+    rail: int | None
+    plane: int | None
+    loopback: str
+    mgmt: str | None
+    ports: tuple[SwitchPort, ...]
+    qos: QosIntent
+    load_balancing: str
+    roce_qp_hash: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HostNic:
+    name: str
+    netdev: str
+    pci: str
+    numa: int
+    rail: int | None
+    speed: int
+    port: int
+    in_service: bool
+    address: str | None
+    leaf: str | None
+    leaf_port: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: str
+    profile: str
+    group: int
+    pod: int
+    mgmt: str | None
+    nics: tuple[HostNic, ...]
+    """Every NIC of the profile, backend ones in rail order first."""
+    nccl_env: tuple[tuple[str, str], ...]
+    """NCCL variables in file order, values as NCCL reads them."""
+    nic_intent: HostNicIntent | None
+    description: str
+
+
+@dataclass(frozen=True)
+class FabricPlan:
+    """Everything the renderers and the linter need, computed once from the spec."""
+
+    spec: ClusterSpec
+    source: SourceDoc | None
+    layout: Layout
+    hosts: tuple[Host, ...]
+    switches: tuple[Switch, ...]
+    links: tuple[Link, ...]
+    qos: QosIntent
+    firmware: dict[str, FirmwareIntent] = field(default_factory=dict)
+    """Per host profile."""
+
+    def switch(self, name: str) -> Switch:
+        return self._switch_index[name]
+
+    def host(self, name: str) -> Host:
+        return self._host_index[name]
+
+    @property
+    def _switch_index(self) -> dict[str, Switch]:
+        cached = self.__dict__.get("_switches_by_name")
+        if cached is None:
+            cached = {s.name: s for s in self.switches}
+            object.__setattr__(self, "_switches_by_name", cached)
+        return cached
+
+    @property
+    def _host_index(self) -> dict[str, Host]:
+        cached = self.__dict__.get("_hosts_by_name")
+        if cached is None:
+            cached = {h.name: h for h in self.hosts}
+            object.__setattr__(self, "_hosts_by_name", cached)
+        return cached

@@ -1,0 +1,63 @@
+"""Resolve a QoS policy into per-DSCP and per-priority tables."""
+
+from __future__ import annotations
+
+from fabgen.plan.model import ClassIntent, QosIntent, WatchdogIntent
+from fabgen.spec.qos import QosPolicy
+
+
+def qos_intent(policy: QosPolicy) -> QosIntent:
+    classes = [
+        ClassIntent(
+            name=name, role=c.role, dscps=tuple(c.dscp) if isinstance(c.dscp, list) else (),
+            priority=c.priority, queue=c.egress_queue, lossless=c.lossless, strict=c.strict, weight=c.weight,
+            ecn_min=c.ecn.min if c.ecn else None, ecn_max=c.ecn.max if c.ecn else None,
+            ecn_probability=c.ecn.probability if c.ecn else None,
+        )
+        for name, c in policy.classes.items()
+    ]
+    classes = _normalise_weights(classes)
+    # First class to claim a DSCP keeps it; a DSCP in two classes is a lint error (FG1xx).
+    fallback = next((c.priority for c in classes if policy.classes[c.name].dscp == "other"), 0)
+    table: list[int | None] = [None] * 64
+    for c in classes:
+        for dscp in c.dscps:
+            if table[dscp] is None:
+                table[dscp] = c.priority
+    dscp_to_priority = tuple(fallback if p is None else p for p in table)
+    queues = list(range(8))
+    for c in classes:
+        queues[c.priority] = c.queue
+    roce = next(c for c in classes if c.role == "roce")
+    cnp = next((c for c in classes if c.role == "cnp"), None)
+    wd = policy.pfc.watchdog
+    return QosIntent(
+        trust=policy.trust,
+        classes=tuple(sorted(classes, key=lambda c: (c.priority, c.name))),
+        dscp_to_priority=dscp_to_priority,
+        priority_to_queue=tuple(queues),
+        lossless_priorities=tuple(sorted({c.priority for c in classes if c.lossless})),
+        watchdog=WatchdogIntent(wd.enabled, wd.detect, wd.restore, wd.action, wd.poll),
+        mtu=policy.mtu,
+        cable_length_m=policy.cable_length,
+        roce=roce,
+        cnp=cnp,
+    )
+
+
+def _normalise_weights(classes: list[ClassIntent]) -> list[ClassIntent]:
+    """Scale DWRR weights to percents that sum to exactly 100 (largest remainder)."""
+    weighted = [c for c in classes if c.weight is not None]
+    total = sum(c.weight or 0 for c in weighted)
+    if not weighted or total == 100:
+        return classes
+    exact = {c.name: (c.weight or 0) * 100 / total for c in weighted}
+    floors = {name: int(value) for name, value in exact.items()}
+    left = 100 - sum(floors.values())
+    for name in sorted(exact, key=lambda n: (-(exact[n] - floors[n]), n))[:left]:
+        floors[name] += 1
+    return [
+        ClassIntent(**{**{s: getattr(c, s) for s in ClassIntent.__slots__}, "weight": max(1, floors[c.name])})
+        if c.weight is not None else c
+        for c in classes
+    ]

@@ -1,0 +1,93 @@
+"""The QoS policy: traffic classes, PFC and its watchdog, ECN, MTU.
+
+One policy describes what every switch and every NIC must agree on; the
+planner turns it into per-device intents and the linter checks the agreement.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from fabgen.spec.common import SpecModel
+from fabgen.units import Duration, Length, Size
+
+Dscp = Annotated[int, Field(ge=0, le=63)]
+Priority = Annotated[int, Field(ge=0, le=7)]
+
+
+class Ecn(SpecModel):
+    """ECN marking thresholds of a queue (WRED in ECN mode: mark, never drop)."""
+
+    min: Size
+    max: Size
+    probability: Annotated[int, Field(ge=1, le=100)] = 20
+    """Marking probability at ``max``, in percent."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Ecn:
+        if self.min >= self.max:
+            raise ValueError(f"ECN min ({self.min} bytes) must be below max ({self.max} bytes)")
+        return self
+
+
+class TrafficClass(SpecModel):
+    role: Literal["roce", "cnp", "default", "other"] = "other"
+    """What the class carries: RoCE data, congestion notifications, everything else."""
+    dscp: list[Dscp] | Literal["other"]
+    """DSCP values of this class, or ``other`` for every DSCP no class names."""
+    priority: Priority
+    """Switch priority / traffic class; PFC pauses this priority when the class is lossless."""
+    queue: Priority | None = None
+    """Egress queue; the priority's number when omitted."""
+    lossless: bool = False
+    ecn: Ecn | None = None
+    strict: bool = False
+    weight: Annotated[int, Field(ge=1, le=100)] | None = None
+    """DWRR weight in percent of the bandwidth left by strict queues."""
+
+    @model_validator(mode="after")
+    def _scheduling(self) -> TrafficClass:
+        if self.strict and self.weight is not None:
+            raise ValueError("a class is either 'strict' or has a 'weight', not both")
+        if not self.strict and self.weight is None:
+            raise ValueError("give the class a 'weight' (percent) or make it 'strict'")
+        if isinstance(self.dscp, list) and len(set(self.dscp)) != len(self.dscp):
+            raise ValueError("a DSCP appears twice in this class")
+        return self
+
+    @property
+    def egress_queue(self) -> int:
+        return self.priority if self.queue is None else self.queue
+
+
+class Watchdog(SpecModel):
+    """PFC watchdog: breaks a PFC storm by dropping (or forwarding) a stuck queue."""
+
+    enabled: bool = True
+    detect: Annotated[Duration, Field(ge=1, le=60_000)] = "200ms"  # type: ignore[assignment]
+    restore: Annotated[Duration, Field(ge=1, le=60_000)] = "400ms"  # type: ignore[assignment]
+    action: Literal["drop", "forward"] = "drop"
+    poll: Annotated[Duration, Field(ge=1, le=60_000)] = "100ms"  # type: ignore[assignment]
+    """How often the switch checks queues (SONiC POLL_INTERVAL, NVUE polling-interval)."""
+
+
+class Pfc(SpecModel):
+    watchdog: Watchdog = Watchdog()
+
+
+class QosPolicy(SpecModel):
+    trust: Literal["dscp"] = "dscp"
+    classes: Annotated[dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")], TrafficClass], Field(min_length=1)]
+    pfc: Pfc = Pfc()
+    mtu: Annotated[int, Field(ge=1500, le=9216)] = 9216
+    """Switch port MTU (bytes)."""
+    cable_length: Annotated[Length, Field(ge=1, le=40_000)] = 5
+    """Longest cable on a lossless port (metres): sizes PFC headroom."""
+
+    def class_with_role(self, role: str) -> tuple[str, TrafficClass] | None:
+        for name, cls in self.classes.items():
+            if cls.role == role:
+                return name, cls
+        return None

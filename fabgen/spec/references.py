@@ -1,0 +1,98 @@
+"""Checks that parts of the spec name each other correctly.
+
+pydantic sees one object at a time; a host group naming a profile that does
+not exist, or a NIC on rail 9 of an 8-rail fabric, only shows when parts are
+read together. These are input errors (exit 2), not lint findings: nothing can
+be planned from such a spec.
+"""
+
+from __future__ import annotations
+
+from fabgen.errors import Problem
+from fabgen.source import DataPath, SourceDoc
+from fabgen.spec.cluster import ClusterSpec
+from fabgen.spec.qos import QosPolicy
+
+MAX_HOSTS = 200_000
+"""Most hosts one spec may expand to (131k GPUs is 16,384 hosts)."""
+
+
+def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def report(message: str, path: DataPath, *, key: bool = False) -> None:
+        problems.append(doc.problem(message, path, key=key))
+
+    rails = spec.fabric.rails
+    for pname, profile in spec.host_profiles.items():
+        by_rail: dict[int, list[str]] = {}
+        for index, nic in enumerate(profile.nics):
+            if nic.rail is None:
+                continue
+            if nic.rail >= rails:
+                report(f"NIC {nic.name} is on rail {nic.rail}, but the fabric has {rails} rails (0..{rails - 1})",
+                       ("host_profiles", pname, "nics", index, "rail"))
+                continue
+            by_rail.setdefault(nic.rail, []).append(nic.name)
+        missing = [r for r in range(rails) if r not in by_rail]
+        doubled = {r: names for r, names in by_rail.items() if len(names) > 1}
+        if missing:
+            report(f"profile {pname} has no backend NIC on rail(s) {', '.join(map(str, missing))}; "
+                   f"a {rails}-rail fabric needs one NIC per rail", ("host_profiles", pname, "nics"))
+        for rail, names in sorted(doubled.items()):
+            report(f"profile {pname} has {len(names)} NICs on rail {rail} ({', '.join(names)}); one NIC per rail",
+                   ("host_profiles", pname, "nics"))
+
+    seen_hosts: dict[str, DataPath] = {}
+    total = 0
+    for gindex, group in enumerate(spec.hosts):
+        gpath: DataPath = ("hosts", gindex)
+        profile = spec.host_profiles.get(group.profile)
+        if profile is None:
+            report(f"host group names profile {group.profile!r}, which is not in host_profiles "
+                   f"(have: {', '.join(sorted(spec.host_profiles))})", (*gpath, "profile"))
+        total += group.count if group.count is not None else len(group.names or [])
+        if total > MAX_HOSTS:
+            report(f"the spec expands to more than {MAX_HOSTS} hosts", (*gpath, "count"))
+            return problems
+        names = group.host_names()
+        for name in names:
+            if name in seen_hosts:
+                report(f"host {name} is defined twice (also by {_fmt(seen_hosts[name])})", gpath)
+            else:
+                seen_hosts[name] = gpath
+        name_set = set(names)
+        for host, override in group.overrides.items():
+            opath = (*gpath, "overrides", host)
+            if host not in name_set:
+                report(f"override for host {host}, which this group does not define", opath, key=True)
+            if profile is not None:
+                nic_names = {n.name for n in profile.nics}
+                for nindex, nic in enumerate(override.nics_out_of_service):
+                    if nic not in nic_names:
+                        report(f"NIC {nic} is not in profile {group.profile} (has: {', '.join(sorted(nic_names))})",
+                               (*opath, "nics_out_of_service", nindex))
+
+    _check_classes(spec.qos, ("qos",), report)
+    for oindex, override in enumerate(spec.fabric.switch_overrides):
+        _check_classes(override.qos, ("fabric", "switch_overrides", oindex, "qos"), report)
+    return problems
+
+
+def _check_classes(qos: QosPolicy, path: DataPath, report) -> None:  # type: ignore[no-untyped-def]
+    roles = [name for name, c in qos.classes.items() if c.role == "roce"]
+    if len(roles) != 1:
+        report(f"exactly one traffic class needs role: roce (found {len(roles)}: {', '.join(roles) or 'none'})",
+               (*path, "classes"))
+    cnps = [name for name, c in qos.classes.items() if c.role == "cnp"]
+    if len(cnps) > 1:
+        report(f"at most one traffic class can have role: cnp (found {', '.join(cnps)})", (*path, "classes"))
+    others = [name for name, c in qos.classes.items() if c.dscp == "other"]
+    if len(others) > 1:
+        report(f"only one class can take dscp: other (found {', '.join(others)})", (*path, "classes"))
+
+
+def _fmt(path: DataPath) -> str:
+    from fabgen.source import format_path
+
+    return format_path(path)

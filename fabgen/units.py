@@ -1,0 +1,80 @@
+"""Parse the units an operator writes: ``400G``, ``150KB``, ``200ms``, ``5m``.
+
+Parsed once, at validation; everything after works in plain integers:
+link speeds in Gb/s, sizes in bytes, durations in milliseconds, lengths in metres.
+Sizes are binary (``KB`` = 1024 bytes), as switch vendors size buffers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+_SPEED_GBPS = {"": 1, "g": 1, "gb": 1, "gbps": 1, "t": 1000, "tb": 1000, "tbps": 1000}
+_SIZE_BYTES = {
+    "": 1, "b": 1,
+    "k": 1024, "kb": 1024, "kib": 1024,
+    "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
+}
+_DURATION_MS = {"ms": 1, "s": 1000}
+_LENGTH_M = {"": 1, "m": 1, "km": 1000}
+
+
+def _parse(value: object, table: dict[str, int], what: str, example: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a {what} like {example!r}, got a boolean")
+    if isinstance(value, int):
+        if "" not in table:
+            raise ValueError(f"{what} needs a unit, e.g. {example!r}")
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expected a {what} like {example!r}")
+    match = _NUMBER_UNIT.match(value)
+    unit = match.group(2).lower() if match else None
+    if match is None or unit not in table:
+        units = ", ".join(sorted(u for u in table if u))
+        raise ValueError(f"cannot read {value!r} as a {what} (units: {units}; e.g. {example!r})")
+    amount = float(match.group(1)) * table[unit]
+    if amount != int(amount):
+        raise ValueError(f"{value!r} is not a whole number of {what} base units")
+    return int(amount)
+
+
+def parse_speed(value: object) -> int:
+    """Link speed in Gb/s: ``400G`` -> 400."""
+    return _parse(value, _SPEED_GBPS, "link speed", "400G")
+
+
+def parse_size(value: object) -> int:
+    """Buffer size in bytes: ``150KB`` -> 153600."""
+    return _parse(value, _SIZE_BYTES, "size", "150KB")
+
+
+def parse_duration(value: object) -> int:
+    """Duration in milliseconds: ``200ms`` -> 200, ``1s`` -> 1000."""
+    return _parse(value, _DURATION_MS, "duration", "200ms")
+
+
+def parse_length(value: object) -> int:
+    """Cable length in metres: ``5m`` -> 5."""
+    return _parse(value, _LENGTH_M, "length", "5m")
+
+
+def _schema(pattern: str, example: str) -> WithJsonSchema:
+    return WithJsonSchema(
+        {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": pattern}], "examples": [example]}
+    )
+
+
+Speed = Annotated[int, BeforeValidator(parse_speed), _schema(r"^\d+(\.\d+)?\s*([GgTt](b|bps)?)?$", "400G")]
+"""Gb/s, written ``400G`` in the spec."""
+Size = Annotated[int, BeforeValidator(parse_size), _schema(r"^\d+(\.\d+)?\s*([KkMm]i?[Bb]?|[Bb])?$", "150KB")]
+"""Bytes, written ``150KB`` in the spec."""
+Duration = Annotated[int, BeforeValidator(parse_duration), _schema(r"^\d+(\.\d+)?\s*(ms|s)$", "200ms")]
+"""Milliseconds, written ``200ms`` in the spec."""
+Length = Annotated[int, BeforeValidator(parse_length), _schema(r"^\d+(\.\d+)?\s*(m|km)?$", "5m")]
+"""Metres, written ``5m`` in the spec."""

@@ -1,0 +1,219 @@
+"""Write rendered files: atomically, incrementally, and only where fabgen owns them.
+
+The new tree is assembled in a temporary directory beside the output and then
+swapped in, so a failure (or a SIGKILL) leaves the previous tree whole. Files
+whose content did not change are hard-linked from the old tree, so their mtime
+stays and rsync/Ansible see only real changes. ``manifest.json`` lists what
+fabgen wrote; anything else in the directory is the operator's and is kept.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from fabgen.errors import OutputError, Problem
+
+MANIFEST = "manifest.json"
+_TMP_TAG = ".fabgen-tmp-"
+_OLD_TAG = ".fabgen-old-"
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+
+Owner = tuple[str, str]
+"""(target, device) that produced a file."""
+
+
+@dataclass
+class WriteResult:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Drift:
+    changed: dict[str, str] = field(default_factory=dict)
+    """path -> unified diff."""
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+
+def safe_relpath(path: str) -> str:
+    """Refuse any output path that could leave the output directory."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or not pure.parts or any(not _SAFE_PART.match(p) for p in pure.parts):
+        raise OutputError([Problem(f"refusing unsafe output path {path!r}", file="render")])
+    if pure.name == MANIFEST and len(pure.parts) == 1:
+        raise OutputError([Problem(f"{MANIFEST} is reserved", file="render")])
+    return str(pure)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_manifest(out_dir: Path) -> dict | None:  # type: ignore[type-arg]
+    path = out_dir / MANIFEST
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("generator") != "fabgen" or not isinstance(manifest.get("files"), dict):
+        return None
+    return manifest
+
+
+def build_manifest(files: Mapping[str, bytes], owners: Mapping[str, Owner], meta: Mapping[str, object]) -> bytes:
+    entries = {
+        path: {"sha256": sha256(data), "bytes": len(data), "target": owners[path][0], "device": owners[path][1]}
+        for path, data in sorted(files.items())
+    }
+    manifest = {"generator": "fabgen", **meta, "files": entries}
+    return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+
+
+def recover(out_dir: Path) -> None:
+    """Undo what a killed run left: restore a half-swapped tree, delete temporaries."""
+    parent, name = out_dir.parent, out_dir.name
+    if not parent.is_dir():
+        return
+    olds = sorted(parent.glob(f".{name}{_OLD_TAG}*"))
+    if olds and not out_dir.exists():
+        os.rename(olds[-1], out_dir)
+        olds = olds[:-1]
+    for leftover in [*olds, *parent.glob(f".{name}{_TMP_TAG}*")]:
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _existing(out_dir: Path, rel: str) -> bytes | None:
+    """Current content of a regular file inside out_dir, never following a symlink."""
+    current = out_dir
+    for part in PurePosixPath(rel).parts:
+        current = current / part
+        if current.is_symlink():
+            return None
+    try:
+        if not current.is_file():
+            return None
+        return current.read_bytes()
+    except OSError:
+        return None
+
+
+def write_tree(
+    files: Mapping[str, str],
+    out_dir: Path,
+    owners: Mapping[str, Owner],
+    meta: Mapping[str, object],
+    *,
+    in_scope: Callable[[Owner], bool] | None = None,
+    force: bool = False,
+) -> WriteResult:
+    """Replace ``out_dir`` with ``files`` (plus kept files), atomically.
+
+    ``in_scope`` says which previously generated files this run is responsible
+    for (``--only``/``--device``); generated files outside it are carried over.
+    """
+    out_dir = Path(out_dir)
+    encoded = {safe_relpath(p): text.encode("utf-8") for p, text in files.items()}
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    recover(out_dir)
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise OutputError([Problem("exists and is not a directory", file=str(out_dir))])
+    old = read_manifest(out_dir) if out_dir.exists() else None
+    if out_dir.exists() and old is None and any(out_dir.iterdir()) and not force:
+        raise OutputError([Problem(
+            f"directory is not empty and has no fabgen {MANIFEST}; refusing to write into it (use --force)",
+            file=str(out_dir))])
+    old_files: dict[str, Owner] = {
+        p: (e.get("target", ""), e.get("device", "")) for p, e in (old or {}).get("files", {}).items()
+    }
+    all_owners = dict(owners)
+    result = WriteResult()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_TMP_TAG}", dir=out_dir.parent))
+    try:
+        for rel, data in sorted(encoded.items()):
+            dest = tmp / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if _existing(out_dir, rel) == data:
+                os.link(out_dir / rel, dest)
+                result.unchanged.append(rel)
+            else:
+                dest.write_bytes(data)
+                result.written.append(rel)
+        if out_dir.exists():
+            _carry_over(out_dir, tmp, encoded, old_files, in_scope, all_owners, result)
+        kept = {p: (_existing(tmp, p) or b"") for p in all_owners if p not in encoded}
+        (tmp / MANIFEST).write_bytes(build_manifest({**encoded, **kept}, all_owners, meta))
+        _swap(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def _carry_over(out_dir: Path, tmp: Path, new: Mapping[str, bytes], old_files: Mapping[str, Owner],
+                in_scope: Callable[[Owner], bool] | None, owners: dict[str, Owner], result: WriteResult) -> None:
+    for root, dirs, names in os.walk(out_dir, followlinks=False):
+        rel_root = Path(root).relative_to(out_dir)
+        for name in names + [d for d in dirs if (Path(root) / d).is_symlink()]:
+            rel = (rel_root / name).as_posix()
+            if rel == MANIFEST or rel in new:
+                continue
+            source = Path(root) / name
+            if rel in old_files:
+                owner = old_files[rel]
+                if in_scope is None or in_scope(owner):
+                    result.removed.append(rel)
+                    continue
+                owners[rel] = owner
+            dest = tmp / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_symlink():
+                os.symlink(os.readlink(source), dest)
+            else:
+                os.link(source, dest)
+
+
+def _swap(tmp: Path, out_dir: Path) -> None:
+    if not out_dir.exists():
+        os.rename(tmp, out_dir)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_OLD_TAG}", dir=out_dir.parent))
+    os.rmdir(old)
+    os.rename(out_dir, old)
+    os.rename(tmp, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def check_tree(files: Mapping[str, str], out_dir: Path, *, in_scope: Callable[[Owner], bool] | None = None) -> Drift:
+    """Compare rendered files with the tree on disk; write nothing."""
+    drift = Drift()
+    old = read_manifest(out_dir) if out_dir.is_dir() else None
+    for rel, text in sorted(files.items()):
+        current = _existing(out_dir, safe_relpath(rel))
+        if current is None:
+            drift.added.append(rel)
+        elif current != text.encode():
+            before = current.decode("utf-8", errors="replace").splitlines(keepends=True)
+            after = text.splitlines(keepends=True)
+            drift.changed[rel] = "".join(difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}"))
+    for rel, entry in sorted((old or {}).get("files", {}).items()):
+        owner = (entry.get("target", ""), entry.get("device", ""))
+        if rel not in files and (in_scope is None or in_scope(owner)):
+            drift.removed.append(rel)
+    return drift
