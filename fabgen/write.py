@@ -145,6 +145,9 @@ def write_tree(
     all_owners = dict(owners)
     result = WriteResult()
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_TMP_TAG}", dir=out_dir.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the output is an ordinary directory
     try:
         for rel, data in sorted(encoded.items()):
             dest = tmp / rel
