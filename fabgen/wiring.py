@@ -347,13 +347,26 @@ class _Locator:
         self._cursor = offset
 
     def find(self, name: str, keyed: bool) -> int:
-        quoted = re.escape(json.dumps(name, ensure_ascii=False))
-        pattern = rf"{quoted}\s*:" if keyed else rf'"name"\s*:\s*{quoted}'
-        match = re.compile(pattern).search(self._text, self._cursor)
-        if match is None:
-            return self._lines.line(self._cursor)
-        self._cursor = match.end()
-        return self._lines.line(match.start())
+        """Line of ``"name": {`` (json) or ``"name": "name"`` (json0) after the previous find.
+
+        Plain string search with a look around the hit: compiling a pattern per
+        entry was most of the reading time on large captures.
+        """
+        text = self._text
+        quoted = json.dumps(name, ensure_ascii=False)
+        pos = self._cursor
+        while (at := text.find(quoted, pos)) >= 0:
+            after = at + len(quoted)
+            if keyed:
+                found = text[after : after + 64].lstrip().startswith(":")
+            else:
+                before = text[max(0, at - 64) : at].rstrip()
+                found = before.endswith(":") and before[:-1].rstrip().endswith('"name"')
+            if found:
+                self._cursor = after
+                return self._lines.line(at)
+            pos = at + 1
+        return self._lines.line(self._cursor)
 
 
 def _json_documents(text: str, src: str, lines: _Lines) -> list[tuple[Any, int]]:
