@@ -73,7 +73,7 @@ def _check_env(env: Mapping[str, object], header: list[str], file: str) -> dict[
 
     for index, line in enumerate(header):
         where = f"header[{index}]"
-        if _UNSAFE.search(line) or "\n" in line:
+        if _UNSAFE.search(line):
             refuse("header line contains a line break or control character", where)
         elif line.endswith("\\"):
             refuse("header line ends with '\\': systemd before v254 continues the comment onto the next line", where)
@@ -224,11 +224,14 @@ def nccl_conf_problems(text: str, file: str = "nccl.conf") -> list[Problem]:
             problems.append(Problem("NUL byte: NCCL ignores the rest of the line", file, number))
         if line.startswith("#") or not line.strip():
             continue
-        if line.lstrip().startswith("#"):
-            problems.append(Problem("indented '#' is not a comment for NCCL", file, number))
+        indented_comment = line.lstrip().startswith("#")
         if "=" not in line:
-            problems.append(Problem("no '=': NCCL ignores this line", file, number))
+            if not indented_comment:  # ignored either way; only flag lines that look like settings
+                problems.append(Problem("no '=': NCCL ignores this line", file, number))
             continue
+        if indented_comment:
+            problems.append(Problem("indented '#' is not a comment for NCCL: this line sets a variable",
+                                    file, number))
         name, _, value = line.partition("=")
         if name.startswith("export "):
             problems.append(Problem(f"NCCL has no 'export': this defines a variable named {name!r}", file, number))

@@ -381,7 +381,8 @@ def _parse_int(spec: VarSpec, text: str, issues: list[VarIssue]) -> int | None:
         issues.append(VarIssue(
             "error",
             f"{name}={text}: the leading 0 makes NCCL read it as octal, i.e. {result.value}",
-            f"write {int(text, 10) if text.lstrip('+-').isdigit() else result.value} in decimal without leading zeros",
+            f"drop the leading zeros: write {int(text, 10) if body.isdigit() else result.value}"
+            + (f" (or {result.value} if octal was meant)" if body.isdigit() else ""),
         ))
         return None
     if result.overflow:
@@ -459,7 +460,8 @@ def _check_if_list(spec: VarSpec, text: str, version: Version | None, issues: li
     is_ib = name == "NCCL_IB_HCA"
     if name == "NCCL_SOCKET_IFNAME" and len(text) <= 1:
         issues.append(VarIssue("warning", f"{name}={text!r} is ignored by NCCL (needs more than 1 character); "
-                                          "interfaces are auto-selected", "name the interface, e.g. ==eth0"))
+                                          "interfaces are auto-selected",
+                               "name the interface exactly, e.g. the value =eth0"))
         return
     if text.startswith("=^"):
         issues.append(VarIssue("error", f"{name}: '^' must come before '=' (NCCL reads '^...' as a device name)",
