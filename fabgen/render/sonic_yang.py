@@ -44,7 +44,7 @@ import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -154,9 +154,7 @@ class _Schema:
         self.lock = threading.Lock()
         files = sorted(yang_dir.glob("*.yang"))
         if not files:
-            raise FabgenError(
-                [Problem(f"no .yang files in {yang_dir}", file=str(yang_dir))]
-            )
+            raise FabgenError([Problem(f"no .yang files in {yang_dir}", file=str(yang_dir))])
         names = [f.name[: -len(".yang")].split("@")[0] for f in files]
         # libyang skips when/must paths into modules that are not loaded yet; the
         # QoS models point into DEVICE_METADATA, so it goes first (README).
@@ -183,16 +181,12 @@ class _Schema:
         for table in top.children(types=(ly.SNode.CONTAINER,)):
             if table.config_false():
                 continue
-            lists = tuple(
-                self._list(node) for node in table.children(types=(ly.SNode.LIST,))
-            )
+            lists = tuple(self._list(node) for node in table.children(types=(ly.SNode.LIST,)))
             containers = {
                 node.name(): self._leaves(node)
                 for node in table.children(types=(ly.SNode.CONTAINER,))
             }
-            self.tables[table.name()] = _Table(
-                table.name(), module.name(), lists, containers
-            )
+            self.tables[table.name()] = _Table(table.name(), module.name(), lists, containers)
 
     def _leaves(self, node: Any) -> dict[str, _Leaf]:
         ly = self.ly
@@ -226,10 +220,7 @@ class _Schema:
             ranges = _parse_ranges(typ.range(), typ.basename())
         has_when = next(iter(node.when_conditions()), None) is not None
         mandatory = (
-            isinstance(node, ly.SLeaf)
-            and node.mandatory()
-            and not node.is_key()
-            and not has_when
+            isinstance(node, ly.SLeaf) and node.mandatory() and not node.is_key() and not has_when
         )
         return _Leaf(
             name=node.name(),
@@ -293,12 +284,14 @@ def _ref_table(path: str | None) -> str | None:
     return segments[1] if len(segments) == 4 else None
 
 
+_LOGGING_READY = False
 _SCHEMAS: dict[tuple[Path, tuple[tuple[str, int, int], ...]], _Schema] = {}
 _SCHEMAS_LOCK = threading.Lock()
 
 
 def _import_libyang() -> Any:
     """Import libyang lazily: it needs a C library most fabgen users do not have."""
+    global _LOGGING_READY
     try:
         import libyang as ly
     except ImportError as exc:
@@ -307,9 +300,12 @@ def _import_libyang() -> Any:
             "apt-get install libyang2-dev (Debian/Ubuntu, libyang 2.1.x), then "
             "pip install 'fabgen[yang]' (libyang==2.8.0)"
         ) from exc
-    # Route errors through Python logging: this is the switch that makes libyang
-    # resolve the data path of each error (it does not when errors are only stored).
-    ly.configure_logging(True, logging.ERROR)
+    if not _LOGGING_READY:
+        # Route errors through Python logging: this is the switch that makes libyang
+        # resolve the data path of each error (it does not when errors are only
+        # stored). _Run.schema_parse captures them and stops their propagation.
+        ly.configure_logging(True, logging.ERROR)
+        _LOGGING_READY = True
     return ly
 
 
@@ -371,9 +367,10 @@ def _to_yang(leaf: _Leaf, value: str) -> Any:
 
 
 def _to_str(value: Any) -> str:
+    """A JSON scalar as CONFIG_DB would store it (``true``, not Python's ``True``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return "" if value is None else str(value)
+    return str(value)
 
 
 class _Run:
@@ -396,6 +393,10 @@ class _Run:
         self.reported: set[Loc] = set()
         self.locs: list[Loc] = []  # parallel to problems
         self.checked: list[Loc] = []  # locations step 3 found bad: pruned before step 4
+        # Entries and tables that are out of the YANG tree (malformed, or removed for
+        # an error already reported): references to them are not reported again.
+        self.pruned: set[tuple[str, str]] = set()
+        self.broken_tables: set[str] = set()
         self.entries: dict[tuple[str, str], _Entry] = {}
 
     # -- problems -------------------------------------------------------------------
@@ -435,6 +436,7 @@ class _Run:
                 continue
             if not isinstance(content, Mapping):
                 self.report((table_name, None, None), f"{table_name}: must be an object of entries")
+                self.broken_tables.add(table_name)
                 continue
             for key, fields in content.items():
                 self.translate_entry(table, str(key), fields)
@@ -444,6 +446,7 @@ class _Run:
         where = self.where(table.name, key)
         if not isinstance(fields, Mapping):
             self.report(loc, f"{where}: an entry must be an object of field: value")
+            self.pruned.add((table.name, key))
             return
         lst, container, key_values = None, None, {}
         if key in table.containers:
@@ -453,9 +456,10 @@ class _Run:
             lst = next((x for x in table.lists if len(x.keys) == len(parts)), None)
             if lst is None:
                 self.report(loc, f"{where}: {_key_shapes(table)}")
+                self.pruned.add((table.name, key))
                 return
             key_values = {
-                k.name: _to_yang(k, part.strip()) for k, part in zip(lst.keys, parts)
+                k.name: _to_yang(k, part.strip()) for k, part in zip(lst.keys, parts, strict=True)
             }
         entry = _Entry(table, key, lst, container, key_values, {}, {})
         for name, value in fields.items():
@@ -473,9 +477,16 @@ class _Run:
             if isinstance(value, list) and leaf.is_list:
                 items = [_to_str(v) for v in value]
             elif isinstance(value, (Mapping, list)):
-                self.report(floc, f"{where}: {name}: must be a string, not a JSON {type(value).__name__}")
+                self.report(
+                    floc, f"{where}: {name}: must be a string, not a JSON {type(value).__name__}"
+                )
                 continue
             else:
+                if value is None:
+                    self.report(
+                        floc, f"{where}: {name}: null is not a CONFIG_DB value; leave the field out"
+                    )
+                    continue
                 if not isinstance(value, str):
                     self.report(
                         floc,
@@ -499,10 +510,13 @@ class _Run:
 
     def check(self) -> None:
         first = len(self.problems)
-        keys_by_table: dict[str, set[str]] = {}  # reference targets: one-part keys
-        for (table, key) in self.entries:
-            if "|" not in key:
-                keys_by_table.setdefault(table, set()).add(key)
+        # Reference targets are the input's one-part keys, translated or not: an
+        # entry with its own problem still exists, so naming it is not a second one.
+        keys_by_table = {
+            str(table): {str(k) for k in content if "|" not in str(k)}
+            for table, content in self.data.items()
+            if isinstance(content, Mapping)
+        }
         for entry in list(self.entries.values()):
             self.check_entry(entry, keys_by_table)
         self.check_wred()
@@ -513,8 +527,10 @@ class _Run:
         table, key = entry.table.name, entry.key
         where = self.where(table, key)
         if entry.lst is not None:
-            for leaf, part in zip(entry.lst.keys, key.split("|")):
-                self.check_ref(entry, leaf, part.strip(), (table, key, None), leaf.name, keys_by_table)
+            for leaf, part in zip(entry.lst.keys, key.split("|"), strict=True):
+                self.check_ref(
+                    entry, leaf, part.strip(), (table, key, None), leaf.name, keys_by_table
+                )
                 if table == "QUEUE" and leaf.name == "qindex" and not _is_index_range(part):
                     # The model leaves qindex a free string (its custom validation is
                     # commented out upstream); orchagent needs "N" or "N-M".
@@ -531,20 +547,20 @@ class _Run:
                         if not (_DSCP_RE.fullmatch(dscp) and int(dscp) <= 63):
                             self.report(loc, f'{where}: DSCP "{dscp}" is not an integer 0..63')
                             continue
-                    if not self.check_int(loc, where, ikey, fld, f"{ikey.name}"):
+                    if not self.check_int(loc, where, ikey, fld, ikey.name):
                         continue
                     self.check_int(loc, where, ival, value, f"{ival.name} (of {ikey.name} {fld})")
                     self.check_ref(entry, ikey, fld, loc, ikey.name, keys_by_table)
                 return
         for fld, value in entry.raw.items():
-            leaf = entry.leaf(fld)
-            assert leaf is not None
+            spec = entry.leaf(fld)
+            assert spec is not None  # translate() kept only modelled fields
             loc = (table, key, fld)
             values = value if isinstance(value, list) else [value]
             for item in values:
-                if not self.check_int(loc, where, leaf, item, fld):
+                if not self.check_int(loc, where, spec, item, fld):
                     break
-                if not self.check_ref(entry, leaf, item, loc, fld, keys_by_table):
+                if not self.check_ref(entry, spec, item, loc, fld, keys_by_table):
                     break
         leaves = (
             entry.table.containers[entry.container].values()
@@ -553,7 +569,9 @@ class _Run:
         )
         for leaf in leaves:
             if leaf.mandatory and leaf.name not in entry.raw:
-                self.report((table, key, leaf.name), f'{where}: mandatory field "{leaf.name}" is missing')
+                self.report(
+                    (table, key, leaf.name), f'{where}: mandatory field "{leaf.name}" is missing'
+                )
 
     def check_int(self, loc: Loc, where: str, leaf: _Leaf, value: str, what: str) -> bool:
         if leaf.ranges is None or (loc in self.reported):
@@ -579,7 +597,7 @@ class _Run:
     ) -> bool:
         """A reference must name an existing entry; reported once per location."""
         ref = leaf.ref
-        if ref is None or ref.open:
+        if ref is None or ref.open or ref.table in self.broken_tables:
             return True
         if any(p.fullmatch(value) for p in ref.alternatives):
             return True
@@ -596,10 +614,7 @@ class _Run:
                 f'leafref needs the plain name "{legacy.group(2)}"'
             )
         else:
-            hint = _did_you_mean(value, targets)
-            if not hint:
-                known = sorted(targets)
-                hint = f" (it has: {', '.join(known[:6])}{', ...' if len(known) > 6 else ''})" if known else f" ({ref.table} is empty)"
+            hint = _did_you_mean(value, targets) or _known(ref.table, targets)
             message = f'{where}: {label} "{value}" names no {ref.table} entry{hint}'
         self.report(loc, message)
         return False
@@ -621,7 +636,11 @@ class _Run:
                         f"{where}: {high_f} is set without {low_f}; the model's "
                         f'"max >= min" check then fails, so set both',
                     )
-                elif _INT_RE.fullmatch(str(low)) and _INT_RE.fullmatch(str(high)) and int(high) < int(low):
+                elif (
+                    _INT_RE.fullmatch(str(low))
+                    and _INT_RE.fullmatch(str(high))
+                    and int(high) < int(low)
+                ):
                     self.report(
                         (table, key, high_f),
                         f"{where}: {high_f} {high} is below {low_f} {low} (bytes); "
@@ -662,7 +681,9 @@ class _Run:
         """
         by_module: dict[str, dict[str, list[_Entry]]] = {}
         for entry in self.entries.values():
-            by_module.setdefault(entry.table.module, {}).setdefault(entry.table.name, []).append(entry)
+            by_module.setdefault(entry.table.module, {}).setdefault(entry.table.name, []).append(
+                entry
+            )
         lines: list[tuple[str, Loc | None]] = [("{", None)]
         modules = []
         for module, tables in by_module.items():
@@ -692,14 +713,19 @@ class _Run:
             return [(json.dumps({**entry.key_values, **entry.fields}), loc)]
         name, ikey, ival = entry.lst.inner
         head = json.dumps(entry.key_values)[:-1] + f', "{name}": ['
-        items = [
-            [(json.dumps({ikey.name: _to_yang(ikey, fld), ival.name: value}), (entry.table.name, entry.key, fld))]
+        items: list[list[tuple[str, Loc | None]]] = [
+            [
+                (
+                    json.dumps({ikey.name: _to_yang(ikey, fld), ival.name: value}),
+                    (entry.table.name, entry.key, fld),
+                )
+            ]
             for fld, value in entry.fields.items()
         ]
         return [(head, loc), *_join(items), ("]}", loc)]
 
     def validate(self, max_new: int) -> None:
-        pruned: set[tuple[str, str]] = set()
+        pruned = self.pruned
         # What step 3 found is already reported and is a subset of the model's rules:
         # remove it first, so that each libyang pass can only find something new.
         for loc in self.checked:
@@ -715,13 +741,20 @@ class _Run:
             message, where = error
             locs = self.locate(where, line_locs)
             if not locs:
-                self.report(("(config)", None, None), f"YANG validation failed: {message} ({where})")
+                self.report(
+                    ("(config)", None, None), f"YANG validation failed: {message} ({where})"
+                )
                 return
-            for loc in locs:
-                if loc in self.reported or self.cascaded(loc, pruned):
-                    continue
-                self.report(loc, f"{self.where(loc[0], loc[1])}: {self.describe(loc)}{message} [YANG]")
-                new += 1
+            for n, loc in enumerate(locs):
+                if self.cascaded(loc, pruned):
+                    # It depends on an entry already dropped for its own error:
+                    # drop it too, silently, and so on down the chain.
+                    locs[n] = (loc[0], loc[1], None)
+                elif loc not in self.reported:
+                    self.report(
+                        loc, f"{self.where(loc[0], loc[1])}: {self.describe(loc)}{message} [YANG]"
+                    )
+                    new += 1
             if new >= max_new:
                 self.report(
                     (locs[0][0], None, None),
@@ -741,9 +774,7 @@ class _Run:
         logger.addHandler(handler)
         logger.propagate = False
         try:
-            node = self.schema.ctx.parse_data_mem(
-                text, "json", strict=True, validate_present=True
-            )
+            node = self.schema.ctx.parse_data_mem(text, "json", strict=True, validate_present=True)
         except ly.LibyangError as exc:
             return records[0] if records else (str(exc), "")
         finally:
@@ -761,7 +792,9 @@ class _Run:
         kind, path, line = match.group(1), match.group(2), match.group(3)
         segments = [
             (name.split(":")[-1], re.findall(r"\[[^=\]]+=(?:'([^']*)'|\"([^\"]*)\")\]", preds))
-            for name, preds in re.findall(r"/([^/\[]+)((?:\[[^=\]]+=(?:'[^']*'|\"[^\"]*\")\])*)", path)
+            for name, preds in re.findall(
+                r"/([^/\[]+)((?:\[[^=\]]+=(?:'[^']*'|\"[^\"]*\")\])*)", path
+            )
         ]
         if len(segments) < 2:
             return []
@@ -795,7 +828,7 @@ class _Run:
         if kind == "Schema" and key is None and fld is not None:
             # A missing mandatory leaf: libyang names the schema node, not the
             # entry, so find every entry that lacks it.
-            missing = [
+            missing: list[Loc] = [
                 (table, e.key, fld)
                 for (t, _), e in self.entries.items()
                 if t == table and fld not in e.raw and e.leaf(fld) is not None
@@ -828,7 +861,7 @@ class _Run:
             return False
         checks: list[tuple[_Leaf, Any]] = []
         if fld is None and entry.lst is not None:
-            checks = list(zip(entry.lst.keys, entry.key.split("|")))
+            checks = list(zip(entry.lst.keys, entry.key.split("|"), strict=True))
         elif fld is not None and entry.lst is not None and entry.lst.inner is not None:
             _, ikey, ival = entry.lst.inner  # type-1 map: the field is the inner key
             checks = [(ikey, fld), (ival, entry.raw.get(fld))]
@@ -838,6 +871,8 @@ class _Run:
             if leaf.ref is None or value is None:
                 continue
             values = value if isinstance(value, list) else [value]
+            if leaf.ref.table in self.broken_tables:
+                return True
             if any((leaf.ref.table, str(v)) in pruned for v in values):
                 return True
         return False
@@ -891,12 +926,22 @@ def _join(blocks: list[list[tuple[str, Loc | None]]]) -> list[tuple[str, Loc | N
 
 def _is_index_range(text: str) -> bool:
     match = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", text.strip())
-    return bool(match) and int(match.group(1)) <= int(match.group(2) or match.group(1))
+    if match is None:
+        return False
+    return int(match.group(1)) <= int(match.group(2) or match.group(1))
 
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _known(table: str, keys: set[str]) -> str:
+    if not keys:
+        return f" ({table} is empty)"
+    shown = sorted(keys)
+    more = ", ..." if len(shown) > 6 else ""
+    return f" (it has: {', '.join(shown[:6])}{more})"
 
 
 def _key_shapes(table: _Table) -> str:
@@ -965,7 +1010,9 @@ def check_sonic_files(paths: list[Path], yang_dir: Path) -> list[Problem]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            problems.append(Problem(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, col=exc.colno))
+            problems.append(
+                Problem(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, col=exc.colno)
+            )
             continue
         positions, duplicates = _key_positions(text)
         for keys, (line, col) in duplicates:

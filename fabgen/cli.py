@@ -1,0 +1,210 @@
+"""``fabgen`` command line: a thin argparse front end over :mod:`fabgen.pipeline`.
+
+Exit codes: 0 ok, 1 findings or drift, 2 bad input or usage. Input errors are
+printed one per line as ``file:line:col: message``; no traceback reaches the
+operator for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fabgen.errors import FabgenError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors are bad input: exit 2, one line
+        self.print_usage(sys.stderr)
+        print(f"fabgen: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from fabgen.pipeline import load_spec
+
+    failed = False
+    for path in args.spec:
+        try:
+            spec = load_spec(Path(path))
+            from fabgen.pipeline import plan
+
+            plan(spec)
+        except FabgenError as exc:
+            _print_error(exc)
+            failed = True
+        else:
+            if not args.quiet:
+                print(f"{path}: ok")
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from fabgen.pipeline import load_spec, plan
+    from fabgen.plan.summary import summary, summary_table
+
+    fabric = plan(load_spec(Path(args.spec)))
+    if args.format == "json":
+        print(json.dumps(summary(fabric), indent=2, sort_keys=True))
+    else:
+        print(summary_table(fabric), end="")
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from fabgen.schema import spec_schema_text
+
+    text = spec_schema_text()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from fabgen.pipeline import generate, load_spec
+    from fabgen.write import Drift
+
+    spec = load_spec(Path(args.spec))
+    result = generate(
+        spec, Path(args.output), targets=args.only or None, devices=args.device or None,
+        templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
+    )
+    if isinstance(result, Drift):
+        for path in result.added:
+            print(f"added: {path}")
+        for path in result.removed:
+            print(f"removed: {path}")
+        for diff in result.changed.values():
+            sys.stdout.write(diff)
+        if result:
+            total = len(result.added) + len(result.removed) + len(result.changed)
+            print(f"fabgen: {total} file(s) differ from {args.output}", file=sys.stderr)
+            return EXIT_FINDINGS
+        if not args.quiet:
+            print(f"{args.output}: up to date")
+        return EXIT_OK
+    if not args.quiet:
+        print(f"{args.output}: {len(result.written)} written, {len(result.unchanged)} unchanged, "
+              f"{len(result.removed)} removed")
+    return EXIT_OK
+
+
+def _cmd_check_topo(args: argparse.Namespace) -> int:
+    from fabgen.render.nccl_topo_check import check_topology_file
+
+    bad = False
+    for path in args.file:
+        problems = check_topology_file(Path(path))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        bad = bad or bool(problems)
+        if not problems and not args.quiet:
+            print(f"{path}: ok")
+    return EXIT_FINDINGS if bad else EXIT_OK
+
+
+def _cmd_check_sonic(args: argparse.Namespace) -> int:
+    from fabgen.render.sonic_yang import check_sonic_files
+
+    problems = check_sonic_files([Path(p) for p in args.file], Path(args.yang_dir))
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if not problems and not args.quiet:
+        for path in args.file:
+            print(f"{path}: ok")
+    return EXIT_FINDINGS if problems else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="fabgen", description="One spec for a RoCE GPU fabric: switches, NICs, NCCL.")
+    parser.add_argument("--version", action="version", version=f"fabgen {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("validate", _cmd_validate, "check specs (syntax, types, references, that the fabric can be built)")
+    p.add_argument("spec", nargs="+")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+    p = command("plan", _cmd_plan, "summarise the planned fabric: hosts, GPUs, pods, switches and links per tier")
+    p.add_argument("spec")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = command("schema", _cmd_schema, "print the JSON Schema of the spec (for YAML language servers)")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+    p = command("generate", _cmd_generate, "render every artifact into a directory (atomically), or --check it")
+    p.add_argument("spec")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--check", action="store_true", help="compare with DIR and print a diff; exit 1 on drift; write nothing")
+    p.add_argument("--only", action="append", metavar="TARGET", help="render only this target (repeatable)")
+    p.add_argument("--device", action="append", metavar="NAME", help="render only these devices (glob, repeatable)")
+    p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates")
+    p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+    p = command("check-topo", _cmd_check_topo, "check NCCL topology XML files against NCCL's parser rules")
+    p.add_argument("file", nargs="+")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+    p = command("check-sonic", _cmd_check_sonic, "validate SONiC config_db.json files against YANG models")
+    p.add_argument("file", nargs="+")
+    p.add_argument("--yang-dir", required=True, metavar="DIR")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+    for register in _extensions():
+        register(command)
+    return parser
+
+
+def _extensions() -> list[Callable[..., None]]:
+    """Command groups that live beside their subsystem (lint, ansible, ...)."""
+    registers: list[Callable[..., None]] = []
+    for module in ("fabgen.lint.commands", "fabgen.commands"):
+        try:
+            imported = __import__(module, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        registers.append(imported.register)
+    return registers
+
+
+def _version() -> str:
+    from fabgen.pipeline import __version__
+
+    return __version__
+
+
+def _print_error(exc: FabgenError) -> None:
+    for line in exc.lines():
+        print(line, file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except FabgenError as exc:
+        _print_error(exc)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
