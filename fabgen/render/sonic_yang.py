@@ -23,8 +23,12 @@ How, in four steps (switch.md §2.4 has the research behind each):
 3. **Cheap fabgen-side checks** that report *every* instance at once: DSCP range,
    integer ranges, dangling references (leafrefs read from the models, including
    the legacy ``[TABLE|name]`` form), WRED max < min, PFC watchdog timers below the
-   poll interval, missing mandatory fields, non-string values. Each is a subset of
-   what the models already forbid, so they never contradict libyang.
+   poll interval, missing mandatory fields. Each is a subset of what the models
+   already forbid, so they never contradict libyang; the one addition is QUEUE's
+   ``qindex``, a free string in the model although orchagent needs ``N`` or ``N-M``.
+   (Translation also reports non-string values: CONFIG_DB fields are redis
+   strings and ``config save`` writes them as such, so a JSON number or boolean
+   leaves its spelling to whichever loader stringifies it.)
 4. **libyang** validates the whole tree (types, patterns, leafrefs, ``must``,
    ``when``, mandatory). libyang 2.1 stops at the first error, so the offending
    field (or entry) is pruned and the tree re-validated, up to ``max_yang_errors``
@@ -249,6 +253,8 @@ class _Schema:
             if not patterns or any(inverted for _, inverted in patterns):
                 open_ = True
                 continue
+            # Each pattern becomes its own alternative (YANG wants all to match):
+            # more lenient, so a value is never reported that libyang would accept.
             for pattern, _ in patterns:
                 try:
                     alternatives.append(re.compile(pattern))
