@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from fabgen.spec.buffers import SonicBuffers
 from fabgen.spec.common import Description, SpecModel, Token
 from fabgen.spec.qos import QosPolicy
 from fabgen.units import Speed
@@ -29,6 +30,8 @@ class Tier(SpecModel):
     """Force the number of switches (per pod for spines of a 3-tier fabric) instead of the fewest that fit."""
     asic: Token | None = None
     """ASIC family (e.g. ``td4``, ``spectrum4``): selects buffer constants where an OS needs them."""
+    buffers: SonicBuffers | None = None
+    """SONiC buffer constants (headroom, pools), overriding those of ``asic`` field by field."""
 
 
 class Tiers(SpecModel):

@@ -1,0 +1,83 @@
+"""Per-ASIC buffer constants a SONiC switch needs to size its lossless headroom.
+
+Why a model of its own: the PFC headroom of a lossless priority group (how much
+a port must still absorb after it sends PAUSE) depends on the ASIC's cell size
+and pipeline latency, not only on speed and cable length. SONiC keeps these in
+``STATE_DB`` ``ASIC_TABLE`` (``platform/mellanox/asic_table.j2``) and the pool
+sizes in each SKU's ``buffers_defaults_t*.j2``; fabgen writes the resulting
+``BUFFER_PROFILE`` itself, so it needs the same numbers.
+
+Every field has a default (NVIDIA Spectrum-4, SN5600 pools). ``Tier.asic``
+picks a preset from :data:`ASIC_PRESETS`; ``Tier.buffers`` overrides single
+fields on top of it (only the fields written in the spec). The formula that
+uses them is in :mod:`fabgen.plan.buffers`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from fabgen.spec.common import SpecModel
+from fabgen.units import Size
+
+Kilobytes = Annotated[float, Field(ge=0, le=1024)]
+"""Kilobytes (1024 bytes) as a decimal, the unit of SONiC's ASIC_TABLE (``0.8`` KB)."""
+DynamicTh = Annotated[int, Field(ge=-8, le=7)]
+"""SONiC ``dynamic_th``: the shared-buffer share is 2**dynamic_th of what is free."""
+
+
+class SonicBuffers(SpecModel):
+    """Buffer constants of one switch ASIC, as SONiC's dynamic headroom model uses them."""
+
+    cell_size: Annotated[int, Field(ge=16, le=1024)] = 192
+    """Bytes per buffer cell (Spectrum 96, Spectrum-2/3 144, Spectrum-4/5 192, Spectrum-6 256)."""
+    pipeline_latency_kb: Kilobytes = 19
+    """ASIC pipeline latency in KB: becomes the xon threshold (doubled, less 1 KB, on 8-lane ports)."""
+    mac_phy_delay_kb: Kilobytes = 0.8
+    """MAC/PHY delay in KB, part of the bytes in flight after PAUSE."""
+    peer_response_time_kb: Kilobytes = 3.8
+    """Peer response in KB, used only for speeds with no IEEE pause-quanta figure."""
+    gearbox_delay_ns: Annotated[int, Field(ge=0, le=100_000)] = 0
+    """External gearbox (PHY) delay; 0 when the ports have none."""
+    lossless_mtu: Annotated[int, Field(ge=64, le=9216)] = 1024
+    """Typical lossless packet size (``LOSSLESS_TRAFFIC_PATTERN.mtu``): RoCE at MTU 1024."""
+    small_packet_percentage: Annotated[int, Field(ge=0, le=100)] = 50
+    """Share of small packets assumed (``LOSSLESS_TRAFFIC_PATTERN``): worst-case cell use."""
+    ingress_lossless_pool: Size = 132_217_856
+    """Bytes of the ingress pool shared by all PGs (SN5600 ``buffers_defaults_t0.j2``)."""
+    egress_lossless_pool: Size = 158_229_504
+    """Bytes of the egress pool of lossless queues (SN5600)."""
+    egress_lossy_pool: Size = 132_217_856
+    """Bytes of the egress pool of lossy queues (SN5600)."""
+    shared_headroom_pool: Size = 0
+    """Bytes of shared headroom (ingress pool ``xoff``); 0 reserves full xoff per PG instead."""
+    lossless_dynamic_th: DynamicTh = 0
+    """``dynamic_th`` of the lossless PG profile (SONiC's ``default_dynamic_th``)."""
+    lossy_dynamic_th: DynamicTh = 7
+    """``dynamic_th`` of the lossy ingress and egress profiles."""
+    egress_lossy_reserved: Size = 9216
+    """Bytes reserved per lossy egress queue (one jumbo frame)."""
+
+
+def _preset(**values: object) -> SonicBuffers:
+    return SonicBuffers.model_validate(values)
+
+
+#: ``Tier.asic`` (lower case, ``-`` and ``_`` ignored) -> constants. Headroom constants are
+#: SONiC's ``asic_table.j2``; pool sizes stay the SN5600 defaults, so set them per SKU.
+ASIC_PRESETS: dict[str, SonicBuffers] = {
+    "spectrum": _preset(cell_size=96),
+    "spectrum1": _preset(cell_size=96),
+    "spectrum2": _preset(cell_size=144),
+    "spectrum3": _preset(cell_size=144),
+    "spectrum4": _preset(cell_size=192),
+    "spectrum5": _preset(cell_size=192),
+    "spectrum6": _preset(cell_size=256, pipeline_latency_kb=42),
+}
+
+
+def asic_key(asic: str | None) -> str:
+    """``Spectrum-4`` and ``spectrum_4`` both name the ``spectrum4`` preset."""
+    return (asic or "").lower().replace("-", "").replace("_", "")
