@@ -174,7 +174,7 @@ def _extensions() -> list[Callable[..., None]]:
         try:
             imported = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:
-            if exc.name != module:
+            if not exc.name or not module.startswith(exc.name):
                 raise
             continue
         registers.append(imported.register)

@@ -185,6 +185,8 @@ def _carry_over(out_dir: Path, tmp: Path, new: Mapping[str, bytes], old_files: M
                     continue
                 owners[rel] = owner
             dest = tmp / rel
+            if dest.exists() or dest.is_symlink():
+                continue  # the new output occupies this path; the old entry was not a file of ours
             dest.parent.mkdir(parents=True, exist_ok=True)
             if source.is_symlink():
                 os.symlink(os.readlink(source), dest)

@@ -32,3 +32,12 @@ def require_reference(*parts: str) -> Path:
 @pytest.fixture
 def reference_dir() -> Path:
     return require_reference()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", help="rewrite golden files from the current output")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))

@@ -51,10 +51,11 @@ class ExplicitCabling:
         appended: list[RawLink] = []
         for link in resolved:
             hits = sorted({by_end[e] for e in ((link[0], link[1]), (link[2], link[3])) if e in by_end})
-            for position in hits:
+            planned = [h for h in hits if out[h] is not None and not out[h][7]]  # type: ignore[index]
+            for position in planned:
                 out[position] = None
-            if hits and all(out[h] is None for h in hits):
-                out[hits[0]] = link
+            if planned:
+                out[planned[0]] = link
             else:
                 appended.append(link)
         # Two explicit cables replacing the same planned link: keep both (the linter flags the port clash).

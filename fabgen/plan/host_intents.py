@@ -6,6 +6,7 @@ host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
 
 from __future__ import annotations
 
+from fabgen.nccl_vars import format_value
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.spec import ClusterSpec
 from fabgen.spec.hosts import HostOverride
@@ -47,10 +48,28 @@ def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, overr
                 nccl_env=env, nic_intent=None, description=override.description if override else "")
 
 
+NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)
+"""``NCCL_IB_HCA`` entries ``name:port:rail`` (and ``<net rail>``) are read from 2.30.7 on."""
+NCCL_FIFO_TC_SINCE = (2, 22, 3)
+NCCL_GIN_TC_SINCE = (2, 30, 7)
+NCCL_GID_AUTO_SINCE = (2, 21, 0)
+ROCEV2_IPV4_GID_INDEX = 3
+"""mlx5's default GID table per port: 0/1 RoCEv1/v2 link-local, 2/3 RoCEv1/v2 of the first IPv4 address."""
+
+
 def nccl_environment(spec: ClusterSpec, profile_name: str, nics: list[HostNic], qos: QosIntent,
                      override: HostOverride | None) -> tuple[tuple[str, str], ...]:
+    """The NCCL variables of one host, in file order, values exactly as NCCL will read them.
+
+    Derived first, hand-set ones (``nccl.env``, then the host's override) last, so a
+    hand-set value replaces a derived one in place. Only variables the host's NCCL
+    version reads are derived: a variable NCCL does not know is silently ignored,
+    which hides mistakes (shared/reference/nccl.md §3).
+    """
     version = parse_version(spec.nccl.version)
-    with_rails = version >= (2, 30, 7)
+    with_rails = version >= NCCL_RAIL_FIELDS_SINCE
+    # Exact names (=) so mlx5_1 cannot also match mlx5_10; ports always; only backend
+    # NICs in service, in rail order (the order is for people: NCCL sorts devices itself).
     hca = ",".join(
         f"{n.name}:{n.port}:{n.rail}" if with_rails else f"{n.name}:{n.port}"
         for n in nics if n.rail is not None and n.in_service
@@ -60,32 +79,30 @@ def nccl_environment(spec: ClusterSpec, profile_name: str, nics: list[HostNic], 
     env: dict[str, str] = {
         "NCCL_IB_HCA": f"={hca}",
         "NCCL_IB_TC": str(tc),
-        "NCCL_IB_FIFO_TC": str(tc),
-        "NCCL_SOCKET_IFNAME": f"={profile.frontend.netdev}",
-        "NCCL_TOPO_FILE": topology_file_path(spec),
     }
-    if version >= (2, 30, 0):
+    # The receiver's credit-return QP and GPU-initiated QPs must ride the same lossless class.
+    if version >= NCCL_FIFO_TC_SINCE:
+        env["NCCL_IB_FIFO_TC"] = str(tc)
+    if version >= NCCL_GIN_TC_SINCE:
         env["NCCL_GIN_IB_TC"] = str(tc)
+    env["NCCL_SOCKET_IFNAME"] = f"={profile.frontend.netdev}"
+    env["NCCL_TOPO_FILE"] = topology_file_path(spec)
     cross_nic = spec.nccl.cross_nic
     if cross_nic is None and spec.fabric.rails > 1:
         cross_nic = 0  # rail-optimized: pair same-rail NICs so traffic stays on the rail's leaves
     if cross_nic is not None:
         env["NCCL_CROSS_NIC"] = str(cross_nic)
-    if version < (2, 21, 0):
-        env["NCCL_IB_GID_INDEX"] = "3"  # IPv4 RoCEv2 GID on mlx5 with default GID table; older NCCL uses GID 0
+    if version < NCCL_GID_AUTO_SINCE:
+        # Older NCCL uses GID 0 (RoCEv1, link-local) unless told: the classic RoCE failure.
+        env["NCCL_IB_GID_INDEX"] = str(ROCEV2_IPV4_GID_INDEX)
     else:
+        # NCCL picks the GID itself; steer it to RoCEv2 and the backend's addresses.
         env["NCCL_IB_ROCE_VERSION_NUM"] = "2"
         env["NCCL_IB_ADDR_RANGE"] = str(spec.fabric.addressing.p2p)
     for source in (spec.nccl.env, override.nccl_env if override else {}):
-        for key, value in source.items():
-            env[key] = _nccl_value(value)
+        for key, value in sorted(source.items()):  # spec order carries no meaning
+            env[key] = format_value(value)
     return tuple(env.items())
-
-
-def _nccl_value(value: bool | int | str) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
 
 
 def firmware_intents(spec: ClusterSpec, qos: QosIntent) -> dict:  # type: ignore[type-arg]

@@ -1,0 +1,52 @@
+"""Small helpers shared by tests: edit an example spec, run the CLI in-process."""
+
+from __future__ import annotations
+
+import copy
+import io
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "spec.yaml").is_file())
+
+
+def example(name: str) -> Path:
+    return EXAMPLES / name / "spec.yaml"
+
+
+def spec_data(name: str = "lab") -> dict[str, Any]:
+    yaml = YAML(typ="safe", pure=True)
+    return copy.deepcopy(yaml.load(example(name).read_text()))
+
+
+def dump(data: dict[str, Any]) -> str:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def edited(edit: Callable[[dict[str, Any]], None], name: str = "lab") -> str:
+    """The example's spec as YAML text after ``edit`` changed its data."""
+    data = spec_data(name)
+    edit(data)
+    return dump(data)
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    from fabgen.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
