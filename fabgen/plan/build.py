@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import socket
+import struct
 from dataclasses import dataclass, replace
+from functools import cache
 
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
@@ -101,14 +104,17 @@ def _expand_hosts(spec: ClusterSpec) -> list[HostSlot]:
     return hosts
 
 
+@cache
 def _leaf_name(pod: int, rail: int, index: int) -> str:
     return f"leaf-r{rail}-p{pod:02d}-{index + 1:02d}"
 
 
+@cache
 def _spine_name(pod: int, index: int, three_tier: bool) -> str:
     return f"spine-p{pod:02d}-{index + 1:02d}" if three_tier else f"spine-{index + 1:02d}"
 
 
+@cache
 def _super_name(plane: int, index: int) -> str:
     return f"super-pl{plane:02d}-{index + 1:02d}"
 
@@ -192,11 +198,12 @@ def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | N
             f"{len(raw)} links need {need} addresses (/31 each), but the p2p pool {pool} has {pool.num_addresses}",
             file="fabric")]), doc, ("fabric", "addressing", "p2p"))
     base = int(pool.network_address)
+    pack, ntoa = struct.Struct("!I").pack, socket.inet_ntoa  # ipaddress objects are too slow for 150k addresses
     links = []
     for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
         upper = base + 2 * i
         links.append(Link(a, ap, b, bp, role, rail, speed,  # type: ignore[arg-type]
-                          f"{ipaddress.IPv4Address(upper + 1)}/31", f"{ipaddress.IPv4Address(upper)}/31", explicit))
+                          f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit))
     return links
 
 

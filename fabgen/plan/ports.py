@@ -8,12 +8,15 @@ calls them ``swp1``.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 
+@cache
 def lanes_per_port(speed: int) -> int:
     return 8 if speed >= 400 else 4
 
 
+@cache
 def port_name(os: str, index: int, speed: int) -> str:
     if os == "eos":
         return f"Ethernet{index}/1"
@@ -22,6 +25,7 @@ def port_name(os: str, index: int, speed: int) -> str:
     return f"swp{index}"
 
 
+@cache
 def port_lanes(os: str, index: int, speed: int) -> tuple[int, ...]:
     width = lanes_per_port(speed)
     first = (index - 1) * width
@@ -35,6 +39,7 @@ _PARSERS = {
 }
 
 
+@cache
 def port_index(os: str, name: str, speed: int) -> int:
     """1-based port number of ``name``, or 0 when it is not in the OS's naming scheme."""
     match = _PARSERS[os].match(name)
