@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Benchmark fabgen stage by stage (a script, not a test).
+
+    python bench/run.py [--scenario NAME]... [--repeat N] [--json OUT]
+
+Each stage is timed in-process with ``time.perf_counter``; the table shows the
+median of ``--repeat`` runs. Peak memory is the process's peak RSS from
+``resource.getrusage`` (ru_maxrss), read after each scenario; scenarios run in
+separate processes so each peak is its own.
+
+Scenarios: ``lab``; ``llama3-24k`` (the bundled example); ``131k`` (131,072
+GPUs on 128-port switches, generated on the fly from the 24k spec); ``floor``
+(the EOS configs of the 24k fabric written by plain string joins, no templates:
+the cost of just producing the bytes, see ``bench/floor_eos.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SCENARIOS = ("lab", "llama3-24k", "131k", "floor")
+
+
+def _spec_text(name: str) -> tuple[str, str]:
+    if name in ("lab", "llama3-24k", "floor"):
+        example = "llama3-24k" if name == "floor" else name
+        path = ROOT / "examples" / example / "spec.yaml"
+        return str(path), path.read_text()
+    if name == "131k":
+        text = (ROOT / "examples" / "llama3-24k" / "spec.yaml").read_text()
+        text = text.replace("count: 3072", "count: 16384")
+        text = text.replace("ports: 64", "ports: 128")
+        text = text.replace("p2p: 10.0.0.0/14", "p2p: 10.0.0.0/11")
+        text = text.replace("loopbacks: 10.254.0.0/20", "loopbacks: 10.200.0.0/16")
+        text = text.replace("mgmt: 172.16.0.0/19", "mgmt: 172.16.0.0/16")
+        return "131k.yaml", text
+    raise SystemExit(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
+
+
+def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def run_scenario(name: str, repeat: int) -> dict[str, Any]:
+    from fabgen.pipeline import __version__
+    from fabgen.plan import build_plan
+    from fabgen.render.registry import render_files, targets
+    from fabgen.source import load_source
+    from fabgen.spec import validate_spec
+    from fabgen.write import write_tree
+
+    file, text = _spec_text(name)
+    samples: dict[str, list[float]] = {}
+    facts: dict[str, Any] = {}
+    for _ in range(repeat):
+        gc.collect()
+        t, doc = _time(lambda: load_source(file, text=text))
+        samples.setdefault("load", []).append(t)
+        t, spec = _time(lambda: validate_spec(doc))
+        samples.setdefault("validate", []).append(t)
+        t, fabric = _time(lambda: build_plan(spec, doc))
+        samples.setdefault("plan", []).append(t)
+        if name == "floor":
+            from bench.floor_eos import floor_files
+
+            t, files = _time(lambda: floor_files(fabric))
+            samples.setdefault("render floor (eos, joins)", []).append(t)
+            t, (rendered, _) = _time(lambda: render_files(fabric, ["eos"]))
+            samples.setdefault("render eos (templates)", []).append(t)
+            assert files == rendered, "floor must produce the same bytes as the eos target"
+            facts.update(files=len(files), bytes=sum(len(v) for v in files.values()))
+            continue
+        files: dict[str, str] = {}
+        owners: dict[str, tuple[str, str]] = {}
+        for target in targets():
+            t, (produced, owned) = _time(lambda: render_files(fabric, [target.name]))
+            samples.setdefault(f"render {target.name}", []).append(t)
+            files.update(produced)
+            owners.update(owned)
+        try:
+            from fabgen.lint import lint
+        except ImportError:
+            lint = None
+        if lint is not None:
+            t, _ = _time(lambda: lint(spec, fabric))
+            samples.setdefault("lint", []).append(t)
+        with tempfile.TemporaryDirectory(dir=os.environ.get("FABGEN_BENCH_TMP")) as tmp:
+            out = Path(tmp) / "out"
+            t, _ = _time(lambda: write_tree(files, out, owners, {"fabgen_version": __version__}))
+            samples.setdefault("write", []).append(t)
+        facts.update(files=len(files), bytes=sum(len(v.encode()) for v in files.values()))
+    gpus = sum(len(spec.host_profiles[h.profile].gpus) for h in fabric.hosts)
+    stages = {stage: statistics.median(values) for stage, values in samples.items()}
+    pipeline = [k for k in stages if k in ("load", "validate", "plan", "write") or k.startswith("render ")]
+    return {
+        "scenario": name, "gpus": gpus, "hosts": len(fabric.hosts), "switches": len(fabric.switches), **facts,
+        "stages_s": stages, "total_s": sum(stages[k] for k in pipeline),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "repeat": repeat,
+    }
+
+
+def _machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def _table(results: list[dict[str, Any]]) -> str:
+    from fabgen.pipeline import __version__
+
+    lines = [f"fabgen {__version__} on {_machine()}; median of N runs; peak RSS = ru_maxrss", ""]
+    for r in results:
+        lines.append(f"{r['scenario']}: {r['gpus']:,} GPUs, {r['hosts']:,} hosts, {r['switches']:,} switches, "
+                     f"{r.get('files', 0):,} files, {r.get('bytes', 0) / 1e6:.1f} MB, N={r['repeat']}, "
+                     f"peak RSS {r['peak_rss_mb']:.0f} MB")
+        for stage, seconds in r["stages_s"].items():
+            lines.append(f"  {stage:<28} {seconds * 1000:>10.1f} ms")
+        lines.append(f"  {'total (load -> write)':<28} {r['total_s'] * 1000:>10.1f} ms")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", metavar="OUT")
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    names = args.scenario or ["lab", "llama3-24k"]
+    if args.in_process:
+        print(json.dumps(run_scenario(names[0], args.repeat)))
+        return 0
+    results = []
+    for name in names:
+        proc = subprocess.run([sys.executable, __file__, "--in-process", "--scenario", name, "--repeat", str(args.repeat)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr)
+            return proc.returncode
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": _machine(), "results": results}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
