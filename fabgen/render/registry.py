@@ -42,9 +42,11 @@ class Target:
 
 def _targets() -> tuple[Target, ...]:
     from fabgen.render import cabling
+    from fabgen.render import sonic
 
     return (
         cabling.TARGET,
+        sonic.TARGET,
     )
 
 
