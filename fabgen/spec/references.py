@@ -11,6 +11,7 @@ from __future__ import annotations
 from fabgen.errors import Problem
 from fabgen.source import DataPath, SourceDoc
 from fabgen.spec.cluster import ClusterSpec
+from fabgen.spec.nccl_checks import check_nccl_env
 from fabgen.spec.qos import QosPolicy
 
 MAX_HOSTS = 200_000
@@ -73,6 +74,7 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
                         report(f"NIC {nic} is not in profile {group.profile} (has: {', '.join(sorted(nic_names))})",
                                (*opath, "nics_out_of_service", nindex))
 
+    problems.extend(check_nccl_env(spec, doc))
     _check_classes(spec.qos, ("qos",), report)
     for oindex, override in enumerate(spec.fabric.switch_overrides):
         _check_classes(override.qos, ("fabric", "switch_overrides", oindex, "qos"), report)
