@@ -65,7 +65,7 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     from fabgen.render.registry import render_files, targets
     from fabgen.source import load_source
     from fabgen.spec import validate_spec
-    from fabgen.write import write_tree
+    from fabgen.writer import write_tree
 
     file, text = _spec_text(name)
     samples: dict[str, list[float]] = {}

@@ -26,7 +26,7 @@ from fabgen.pipeline import __version__, generate, load_spec, plan, render
 if TYPE_CHECKING:
     from fabgen.plan import FabricPlan
     from fabgen.spec import ClusterSpec
-    from fabgen.write import Drift, WriteResult
+    from fabgen.writer import Drift, WriteResult
 
 __all__ = [
     "FabgenError",
@@ -49,7 +49,9 @@ def lint(spec: ClusterSpec, fabric: FabricPlan | None = None, wiring: list[Path]
 
     Returns :class:`fabgen.lint.Finding` objects, most severe first.
     """
-    from fabgen import lint as _lint
+    import importlib
+
+    _lint = importlib.import_module("fabgen.lint")  # the package, not this function (same name)
 
     return _lint.lint(spec, fabric if fabric is not None else plan(spec), wiring=wiring, deployed=deployed,
                       config=config)

@@ -69,7 +69,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from fabgen.pipeline import generate, load_spec
-    from fabgen.write import Drift
+    from fabgen.writer import Drift
 
     spec = load_spec(Path(args.spec))
     result = generate(

@@ -13,7 +13,7 @@ from pathlib import Path
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
 from fabgen.spec import ClusterSpec, validate_spec
-from fabgen.write import Drift, WriteResult, check_tree, write_tree
+from fabgen.writer import Drift, WriteResult, check_tree, write_tree
 
 __version__ = "0.1.0"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fabgen.errors import OutputError
-from fabgen.write import MANIFEST, check_tree, recover, safe_relpath, write_tree
+from fabgen.writer import MANIFEST, check_tree, recover, safe_relpath, write_tree
 
 META = {"fabgen_version": "test"}
 
@@ -68,7 +68,7 @@ def test_refuses_foreign_non_empty_directory(tmp_path: Path) -> None:
 def test_failure_midway_leaves_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "out"
     _write({"a.txt": "a\n", "b.txt": "b\n"}, out)
-    import fabgen.write as w
+    import fabgen.writer as w
 
     def boom(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError("disk full")

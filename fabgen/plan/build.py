@@ -14,7 +14,8 @@ from functools import cache
 
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
-from fabgen.plan.host_intents import firmware_intents, host_plan
+from fabgen.plan.host_intents import host_plan
+from fabgen.plan.nic import firmware_intents
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
 from fabgen.plan.ports import port_lanes, port_name, port_index

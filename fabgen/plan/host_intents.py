@@ -8,21 +8,17 @@ from __future__ import annotations
 
 from fabgen.nccl_vars import format_value
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
+from fabgen.plan.nic import host_nic_intent
+from fabgen.plan.qos import traffic_class
 from fabgen.spec import ClusterSpec
 from fabgen.spec.hosts import HostOverride
 
-ECT0 = 0b10
-"""ECN-capable transport, codepoint ECT(0): what DCQCN senders put in the IP header."""
 
 
 def parse_version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 
 
-def traffic_class(spec: ClusterSpec, qos: QosIntent) -> int:
-    """The IP TOS byte of RoCE traffic: DSCP << 2 | ECN bits (106 for DSCP 26 with ECT(0))."""
-    ecn = ECT0 if qos.roce.ecn_min is not None and spec.nic.dcqcn.enabled else 0
-    return qos.roce.dscps[0] << 2 | ecn if qos.roce.dscps else 0
 
 
 def topology_file_path(spec: ClusterSpec) -> str:
@@ -45,7 +41,7 @@ def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, overr
         ))
     env = nccl_environment(spec, profile_name, nics, qos, override)
     return Host(name=name, profile=profile_name, group=group, pod=pod, mgmt=mgmt, nics=tuple(nics),
-                nccl_env=env, nic_intent=None, description=override.description if override else "")
+                nccl_env=env, nic_intent=host_nic_intent(spec, name, tuple(nics), qos), description=override.description if override else "")
 
 
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)
@@ -104,7 +100,3 @@ def nccl_environment(spec: ClusterSpec, profile_name: str, nics: list[HostNic], 
             env[key] = format_value(value)
     return tuple(env.items())
 
-
-def firmware_intents(spec: ClusterSpec, qos: QosIntent) -> dict:  # type: ignore[type-arg]
-    """Per-profile persistent NIC settings (filled by the NIC intent builder)."""
-    return {}

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from fabgen.plan.model import ClassIntent, QosIntent, WatchdogIntent
+from fabgen.spec import ClusterSpec
 from fabgen.spec.qos import QosPolicy
+
+ECT0 = 0b10
+"""ECN-capable transport, codepoint ECT(0): what DCQCN senders put in the IP header."""
 
 
 def qos_intent(policy: QosPolicy) -> QosIntent:
@@ -61,3 +65,8 @@ def _normalise_weights(classes: list[ClassIntent]) -> list[ClassIntent]:
         if c.weight is not None else c
         for c in classes
     ]
+
+def traffic_class(spec: ClusterSpec, qos: QosIntent) -> int:
+    """The IP TOS byte of RoCE traffic: DSCP << 2 | ECN bits (106 for DSCP 26 with ECT(0))."""
+    ecn = ECT0 if qos.roce.ecn_min is not None and spec.nic.dcqcn.enabled else 0
+    return qos.roce.dscps[0] << 2 | ecn if qos.roce.dscps else 0

@@ -19,7 +19,14 @@ from fabgen._resources import resource_dir
 
 
 def shell_quote(value: object) -> str:
-    """Quote a value for bash so it stays exactly one word."""
+    """Quote one value as a single bash word.
+
+    Only strings and integers: ``None`` or a bool reaching a script means the
+    template printed something the plan did not decide, which must fail the
+    render rather than print ``'None'``.
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise TypeError(f"shell_quote: refusing {type(value).__name__} value {value!r}")
     return shlex.quote(str(value))
 
 

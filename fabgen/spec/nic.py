@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from fabgen.spec.common import SpecModel
 from fabgen.spec.qos import Dscp, Priority
@@ -24,6 +24,23 @@ class Dcqcn(SpecModel):
     """Reaction-point parameters by the mlx5 driver's names (``rpg_time_reset``, ...)."""
     np: dict[CcParam, Annotated[int, Field(ge=0, le=2**32 - 1)]] = {}
     """Notification-point parameters (``min_time_between_cnps``, ...)."""
+
+    @field_validator("rp", "np")
+    @classmethod
+    def _driver_names(cls, params: dict[str, int]) -> dict[str, int]:
+        """Names and ranges as the mlx5 driver knows them: a typo would be silently ignored by the NIC."""
+        from fabgen.plan.nic_intent import CNP_PARAMS, cc_param
+
+        for name, value in params.items():
+            try:
+                param = cc_param(name)
+            except KeyError as exc:
+                raise ValueError(str(exc.args[0])) from None
+            if param.debugfs in CNP_PARAMS:
+                raise ValueError(f"{name!r} comes from the CNP class; set nic.cnp or the qos class with role: cnp")
+            if not param.minimum <= value <= param.maximum:
+                raise ValueError(f"{name} must be in {param.minimum}..{param.maximum}, got {value}")
+        return params
 
 
 class NicPolicy(SpecModel):

@@ -228,10 +228,10 @@ def test_shell_quote() -> None:
             shell_quote(bad)
 
 
-def test_shared_environment_gets_the_filter() -> None:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True)
+def test_shared_environment_has_the_filter() -> None:
+    from fabgen.render.environment import environment
+
+    env = environment()
     assert render_nic_script(grand_teton(), env) == render_nic_script(grand_teton())
     assert env.filters["shell_quote"] is shell_quote
 

@@ -1,0 +1,88 @@
+"""NIC intents from the spec: what ``roce-nic.sh`` and ``nic-firmware.sh`` establish.
+
+The NIC side mirrors the switch side: same DSCP map, same lossless priorities,
+same CNP class; the NIC policy may override trust, the PFC vector or the CNP
+marking (the linter then reports the disagreement).
+"""
+
+from __future__ import annotations
+
+from fabgen.plan.model import HostNic, QosIntent
+from fabgen.plan.nic_intent import (
+    CC_PARAMS,
+    DcqcnIntent,
+    FirmwareDevice,
+    FirmwareIntent,
+    HostNicIntent,
+    NicPort,
+)
+from fabgen.plan.qos import traffic_class
+from fabgen.spec import ClusterSpec
+
+DEFAULT_CNP = (48, 6)
+"""DSCP and priority of CNPs when the policy names no CNP class (mlx5's own defaults)."""
+MAX_NIC_CABLE_M = 999
+"""mlx5 ignores cable lengths of 1000 m and more; we then leave the driver's value."""
+
+
+def cnp_marking(spec: ClusterSpec, qos: QosIntent) -> tuple[int, int]:
+    if spec.nic.cnp is not None:
+        return spec.nic.cnp.dscp, spec.nic.cnp.priority
+    if qos.cnp is not None and qos.cnp.dscps:
+        return qos.cnp.dscps[0], qos.cnp.priority
+    return DEFAULT_CNP
+
+
+def pfc_priorities(spec: ClusterSpec, qos: QosIntent) -> tuple[int, ...]:
+    return tuple(sorted(spec.nic.pfc_priorities)) if spec.nic.pfc_priorities is not None else qos.lossless_priorities
+
+
+def _dcqcn(spec: ClusterSpec, qos: QosIntent) -> DcqcnIntent:
+    policy = spec.nic.dcqcn
+    return DcqcnIntent.from_names(policy.enabled, pfc_priorities(spec, qos), policy.rp, policy.np)
+
+
+def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...]]:
+    """prio_tc, TSA and ETS bandwidth per TC, from the classes' queues (unused TCs: ETS 0 %)."""
+    prio_tc = tuple(qos.priority_to_queue)
+    tsa = ["ets"] * 8
+    bandwidth = [0] * 8
+    for cls in qos.classes:
+        if cls.strict:
+            tsa[cls.queue] = "strict"
+        elif cls.weight is not None:
+            bandwidth[cls.queue] += cls.weight
+    if not any(bandwidth[tc] for tc in range(8) if tsa[tc] == "ets"):
+        bandwidth[next(tc for tc in range(8) if tsa[tc] == "ets")] = 100
+    return prio_tc, tuple(tsa), tuple(bandwidth)
+
+
+def host_nic_intent(spec: ClusterSpec, host: str, nics: tuple[HostNic, ...], qos: QosIntent) -> HostNicIntent | None:
+    ports = tuple(NicPort(n.name, n.netdev, n.pci, n.rail, n.port) for n in nics if n.rail is not None and n.in_service)
+    if not ports:
+        return None
+    prio_tc, tsa, bandwidth = _scheduling(qos)
+    cnp_dscp, cnp_priority = cnp_marking(spec, qos)
+    tos = traffic_class(spec, qos)
+    cable = qos.cable_length_m
+    return HostNicIntent(
+        host=host, nics=ports, trust=spec.nic.trust or qos.trust,  # type: ignore[arg-type]
+        dscp_to_priority=qos.dscp_to_priority, pfc_priorities=pfc_priorities(spec, qos),
+        prio_tc=prio_tc, tc_tsa=tsa, tc_bandwidth=bandwidth,  # type: ignore[arg-type]
+        cable_length_m=cable if cable <= MAX_NIC_CABLE_M else None,
+        dcqcn=_dcqcn(spec, qos), cnp_dscp=cnp_dscp, cnp_priority=cnp_priority,
+        cma_roce_mode=2, cma_roce_tos=tos, traffic_class=tos,
+    )
+
+
+def firmware_intents(spec: ClusterSpec, qos: QosIntent) -> dict[str, FirmwareIntent]:
+    cnp_dscp, cnp_priority = cnp_marking(spec, qos)
+    dcqcn = _dcqcn(spec, qos)
+    mask = sum(1 << p for p in dcqcn.priorities) if dcqcn.enabled else 0
+    boot_params = tuple((n, v) for n, v in (*dcqcn.rp, *dcqcn.np) if CC_PARAMS[n].mlxconfig is not None)
+    intents = {}
+    for name, profile in spec.host_profiles.items():
+        devices = tuple(FirmwareDevice(n.pci, (n.port,), (n.name,)) for n in profile.backend_nics())
+        intents[name] = FirmwareIntent(profile=name, devices=devices, roce_cc_prio_mask=mask, cnp_dscp=cnp_dscp,
+                                       cnp_802p_prio=cnp_priority, cc_params=boot_params)
+    return intents
