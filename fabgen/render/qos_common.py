@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+WATCHDOG_OFF = (False, 0, 0, "")
+
+
 @dataclass(frozen=True)
 class CommonQos:
     dscp_to_tc: tuple[int, ...]
@@ -24,7 +27,7 @@ class CommonQos:
     weights: tuple[tuple[int, int], ...]
     """(queue, DWRR percent), sorted by queue."""
     watchdog: tuple[bool, int, int, str]
-    """(enabled, detect ms, restore ms, action)."""
+    """(enabled, detect ms, restore ms, action); :data:`WATCHDOG_OFF` when disabled (timers mean nothing then)."""
     mtu: int
 
 
@@ -36,6 +39,7 @@ def from_intent(qos) -> CommonQos:  # type: ignore[no-untyped-def]
         ecn=tuple(sorted((c.queue, c.ecn_min, c.ecn_max, c.ecn_probability) for c in qos.classes if c.ecn_min is not None)),
         strict=frozenset(c.queue for c in qos.classes if c.strict),
         weights=tuple(sorted((c.queue, c.weight) for c in qos.classes if c.weight is not None)),
-        watchdog=(qos.watchdog.enabled, qos.watchdog.detect_ms, qos.watchdog.restore_ms, qos.watchdog.action),
+        watchdog=(True, qos.watchdog.detect_ms, qos.watchdog.restore_ms, qos.watchdog.action)
+        if qos.watchdog.enabled else WATCHDOG_OFF,
         mtu=qos.mtu,
     )
