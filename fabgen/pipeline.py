@@ -69,11 +69,33 @@ def generate(
     def in_scope(owner: tuple[str, str]) -> bool:
         return owner[0] in chosen and device_matches(owner[1], devices)
 
+    if devices:
+        _require_matches(fabric, devices, Path(out_dir))
     partial = bool(targets) or bool(devices)
     if check:
         return check_tree(files, out_dir, in_scope=in_scope if partial else None)
     meta = {"fabgen_version": __version__, "spec_sha256": spec_digest(spec), "cluster": spec.cluster.name}
     return write_tree(files, out_dir, owners, meta, in_scope=in_scope if partial else None, force=force)
+
+
+def _require_matches(fabric: FabricPlan, patterns: Sequence[str], out_dir: Path) -> None:
+    """A ``--device`` pattern that matches nothing is a typo: refuse it rather than check (or write) nothing.
+
+    Devices named in the output's manifest count too, so the files of a device
+    removed from the spec can still be checked or cleaned up by name.
+    """
+    from fnmatch import fnmatchcase
+
+    from fabgen.errors import OutputError, Problem
+    from fabgen.writer import read_manifest
+
+    known = {h.name for h in fabric.hosts} | {s.name for s in fabric.switches} | set(fabric.spec.host_profiles)
+    manifest = read_manifest(out_dir) if out_dir.is_dir() else None
+    known |= {str(e.get("device", "")) for e in (manifest or {}).get("files", {}).values()}
+    unmatched = [p for p in patterns if not any(name and fnmatchcase(name, p) for name in known)]
+    if unmatched:
+        raise OutputError([Problem(f"--device {p!r} matches no device of the spec or of {out_dir}/manifest.json",
+                                   file="fabgen") for p in unmatched])
 
 
 def write(files: dict[str, str], out_dir: Path, check: bool = False) -> WriteResult | Drift:

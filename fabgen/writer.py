@@ -161,7 +161,11 @@ def write_tree(
         if out_dir.exists():
             _carry_over(out_dir, tmp, encoded, old_files, in_scope, all_owners, result)
         kept = {p: (_existing(tmp, p) or b"") for p in all_owners if p not in encoded}
-        (tmp / MANIFEST).write_bytes(build_manifest({**encoded, **kept}, all_owners, meta))
+        manifest = build_manifest({**encoded, **kept}, all_owners, meta)
+        if _existing(out_dir, MANIFEST) == manifest:
+            os.link(out_dir / MANIFEST, tmp / MANIFEST)  # unchanged: keep its mtime like any other file
+        else:
+            (tmp / MANIFEST).write_bytes(manifest)
         _swap(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
