@@ -42,11 +42,13 @@ class Target:
 
 def _targets() -> tuple[Target, ...]:
     from fabgen.render import cabling
+    from fabgen.render import eos
     from fabgen.render import sonic
     from fabgen.render import nccl_env, nccl_topo
 
     return (
         cabling.TARGET,
+        eos.TARGET,
         sonic.TARGET,
         nccl_topo.TARGET,
         nccl_env.TARGET,
