@@ -8,6 +8,7 @@ Sizes are binary (``KB`` = 1024 bytes), as switch vendors size buffers.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Annotated
 
 from pydantic import BeforeValidator, WithJsonSchema
@@ -22,31 +23,41 @@ _SIZE_BYTES = {
 }
 _DURATION_MS = {"ms": 1, "s": 1000}
 _LENGTH_M = {"": 1, "m": 1, "km": 1000}
+MAX_AMOUNT = 2**53
+"""Largest value of any unit (Gb/s, bytes, ms, m): far above real hardware, and exact as a float."""
 
 
-def _parse(value: object, table: dict[str, int], what: str, example: str) -> int:
+def _parse(value: object, table: dict[str, int], what: str, example: str, minimum: int = 0) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected a {what} like {example!r}, got a boolean")
     if isinstance(value, int):
         if "" not in table:
             raise ValueError(f"{what} needs a unit, e.g. {example!r}")
-        return value
-    if not isinstance(value, str):
+        amount = value
+    elif not isinstance(value, str):
         raise ValueError(f"expected a {what} like {example!r}")
-    match = _NUMBER_UNIT.match(value)
-    unit = match.group(2).lower() if match else None
-    if match is None or unit not in table:
-        units = ", ".join(sorted(u for u in table if u))
-        raise ValueError(f"cannot read {value!r} as a {what} (units: {units}; e.g. {example!r})")
-    amount = float(match.group(1)) * table[unit]
-    if amount != int(amount):
-        raise ValueError(f"{value!r} is not a whole number of {what} base units")
-    return int(amount)
+    else:
+        match = _NUMBER_UNIT.match(value)
+        unit = match.group(2).lower() if match else None
+        if match is None or unit not in table:
+            units = ", ".join(sorted(u for u in table if u))
+            raise ValueError(f"cannot read {value[:40]!r} as a {what} (units: {units}; e.g. {example!r})")
+        if len(match.group(1)) > 30:  # exact arithmetic below; a float would overflow to inf
+            raise ValueError(f"{what} is too large (at most {MAX_AMOUNT})")
+        exact = Fraction(match.group(1)) * table[unit]
+        if exact.denominator != 1:
+            raise ValueError(f"{value[:40]!r} is not a whole number of {what} base units")
+        amount = int(exact)
+    if amount < minimum:
+        raise ValueError(f"a {what} must be at least {minimum}")
+    if amount > MAX_AMOUNT:
+        raise ValueError(f"{what} is too large (at most {MAX_AMOUNT})")
+    return amount
 
 
 def parse_speed(value: object) -> int:
     """Link speed in Gb/s: ``400G`` -> 400."""
-    return _parse(value, _SPEED_GBPS, "link speed", "400G")
+    return _parse(value, _SPEED_GBPS, "link speed", "400G", minimum=1)
 
 
 def parse_size(value: object) -> int:
