@@ -20,6 +20,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -29,8 +30,30 @@ MAX_BYTES = 16 * 1024 * 1024
 """Largest spec file read (16 MiB). A 24k-GPU spec is a few kB."""
 MAX_NODES = 1_000_000
 """Most YAML nodes a document may expand to, aliases counted as copies."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and sequences (a real spec nests about 7 levels)."""
 
 DataPath = tuple[str | int, ...]
+
+
+class _DepthLimitedComposer(Composer):
+    """Refuses nesting deeper than :data:`MAX_DEPTH`, at the node that goes too deep.
+
+    Without it, ``[[[[...`` runs ruamel's scanner (quadratic in the flow depth)
+    for seconds until Python's recursion limit stops it, with no position.
+    """
+
+    _nesting = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self._nesting >= MAX_DEPTH:
+            mark = self.parser.peek_event().start_mark
+            raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+        self._nesting += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._nesting -= 1
 
 
 def format_path(path: DataPath) -> str:
@@ -85,6 +108,7 @@ def load_source(source: str | Path, *, text: str | None = None) -> SourceDoc:
 
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
+    yaml.Composer = _DepthLimitedComposer
     try:
         root = yaml.load(text)
     except DuplicateKeyError as exc:
