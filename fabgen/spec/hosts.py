@@ -125,7 +125,8 @@ class HostProfile(SpecModel):
         return sorted((n for n in self.nics if n.rail is not None), key=lambda n: (n.rail, n.name))
 
 
-HOST_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$|^[A-Za-z0-9._-]{0,40}\{index(:0?\d{1,2}d)?\}[A-Za-z0-9._-]{0,20}$"
+HOST_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$|^([A-Za-z0-9][A-Za-z0-9._-]{0,39})?\{index(:0?\d{1,2}d)?\}[A-Za-z0-9._-]{0,20}$"
+"""A host name, or a pattern whose expansion is one: it starts with a letter or digit, like every Name."""
 
 
 class HostOverride(SpecModel):
