@@ -45,6 +45,7 @@ def _targets() -> tuple[Target, ...]:
     from fabgen.render import eos
     from fabgen.render import sonic
     from fabgen.render import nccl_env, nccl_topo
+    from fabgen.render import nvue
 
     return (
         cabling.TARGET,
@@ -52,6 +53,7 @@ def _targets() -> tuple[Target, ...]:
         sonic.TARGET,
         nccl_topo.TARGET,
         nccl_env.TARGET,
+        nvue.TARGET,
     )
 
 
