@@ -465,3 +465,16 @@ def test_templates_are_one_per_feature() -> None:
     includes = re.findall(r'\{% include "eos/([a-z-]+\.j2)" %\}', entry)
     assert includes[:3] == ["header.j2", "hostname.j2", "qos-maps.j2"] and includes[-1] == "end.j2"
     assert len(includes) == len(set(includes)) >= 10
+
+
+def test_profile_names_ignore_key_order() -> None:
+    """A reordered spec (classes, keys) renders the same bytes, override profile names included."""
+
+    def reordered(data: dict[str, Any]) -> None:
+        spine_override(data)
+        for qos in (data["qos"], data["fabric"]["switch_overrides"][0]["qos"]):
+            qos["classes"] = dict(reversed(list(qos["classes"].items())))
+        for key in list(data)[::-1]:
+            data[key] = data.pop(key)
+
+    assert render(variant(reordered)) == render(VARIANTS["spine-override"]())
