@@ -1,0 +1,424 @@
+"""Ansible: the shipped plugins in process, and the example playbook under a real ``ansible-playbook``.
+
+The playbook runs hermetically and offline: its own ANSIBLE_HOME, collections
+path, local temp and config (``examples/ansible/ansible.cfg``), no cows, no
+retry files, and the JSON callback so results are read as data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabgen.ansible import _core, plugin_dir
+from fabgen.errors import FabgenError
+from tests.helpers import ROOT, example, run_cli
+
+LAB = example("lab")
+PLAYBOOK_DIR = ROOT / "examples" / "ansible"
+BIN = Path(sys.executable).parent
+
+
+def _bad_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.yaml"
+    path.write_text(LAB.read_text().replace("dscp: [26]", "dscp: [64]"))
+    return path
+
+
+def _edited_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "timeout.yaml"
+    path.write_text(LAB.read_text().replace("NCCL_IB_TIMEOUT: 20", "NCCL_IB_TIMEOUT: 22"))
+    return path
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int]]:
+    return {p.relative_to(root).as_posix(): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# --- in process: the shared core and the filter plugin ---------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    _core.cache_clear()
+
+
+def _filters() -> dict[str, Any]:
+    pytest.importorskip("ansible")
+    spec = importlib.util.spec_from_file_location("fabgen_filter_under_test", plugin_dir("filter") / "fabgen.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.FilterModule().filters()  # type: ignore[no-any-return]
+
+
+def test_ansible_path_command() -> None:
+    code, stdout, _ = run_cli("ansible-path")
+    assert code == 0 and Path(stdout.strip()) == plugin_dir() and plugin_dir().is_dir()
+    for kind, entry in (("filter", "fabgen.py"), ("action", "fabgen_render.py"), ("modules", "fabgen_render.py")):
+        code, stdout, _ = run_cli("ansible-path", f"--{kind}")
+        assert code == 0 and (Path(stdout.strip()) / entry).is_file()
+    assert str(plugin_dir()).startswith(str(Path(_core.__file__).parent))  # inside the package: ships in the wheel
+
+
+def test_host_files_match_generate(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_cli("generate", str(LAB), "-o", str(out))[0] == 0
+    manifest = json.loads((out / "manifest.json").read_text())["files"]
+    files = _filters()["fabgen_host_files"](str(LAB), "lab01")
+    profile = {rel for rel, e in manifest.items() if e["device"] == "lab-node"}
+    own = {rel for rel, e in manifest.items() if e["device"] == "lab01"}
+    assert set(files) == own | profile and own and profile
+    for rel, text in files.items():
+        assert (out / rel).read_text() == text and type(text) is str
+
+
+def test_switch_config_matches_generate(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_cli("generate", str(LAB), "-o", str(out))[0] == 0
+    manifest = json.loads((out / "manifest.json").read_text())["files"]
+    files = _filters()["fabgen_switch_config"](str(LAB), "leaf-r0-p00-01")
+    assert set(files) == {rel for rel, e in manifest.items() if e["device"] == "leaf-r0-p00-01"} and files
+    assert all((out / rel).read_text() == text for rel, text in files.items())
+
+
+def test_filters_accept_tagged_and_lazy_inputs() -> None:
+    """ansible-core 2.19 hands plugins str subclasses and lazy containers: normalised at the boundary."""
+
+    class Tagged(str):
+        tags = ("origin",)
+
+    class Lazy(list):  # type: ignore[type-arg]
+        pass
+
+    files = _core.host_files(Tagged(str(LAB)), Tagged("lab02"), Lazy(["nccl-env"]))
+    assert files and all(type(k) is str for k in files)
+    assert _core.normalise({"a": Lazy([Tagged("x")])}) == {"a": ["x"]}
+    assert type(_core.normalise(Tagged("x"))) is str
+
+
+def test_filter_errors_carry_file_line(tmp_path: Path) -> None:
+    from ansible.errors import AnsibleFilterError
+
+    filters = _filters()
+    bad = _bad_spec(tmp_path)
+    with pytest.raises(AnsibleFilterError, match=rf"{bad}:\d+:\d+: Input should be less than or equal to 63"):
+        filters["fabgen_host_files"](str(bad), "lab01")
+    with pytest.raises(AnsibleFilterError, match="no host or switch named 'lab1' in cluster lab; did you mean 'lab01'"):
+        filters["fabgen_host_files"](str(LAB), "lab1")
+    with pytest.raises(AnsibleFilterError, match="'spine-01' is not a host .use fabgen_switch_config"):
+        filters["fabgen_host_files"](str(LAB), "spine-01")
+    with pytest.raises(AnsibleFilterError, match="'lab01' is not a switch"):
+        filters["fabgen_switch_config"](str(LAB), "lab01")
+    with pytest.raises(AnsibleFilterError, match="no such file"):
+        filters["fabgen_lint"](str(tmp_path / "missing.yaml"))
+    with pytest.raises(AnsibleFilterError, match="spec path must be a non-empty string"):
+        filters["fabgen_switch_config"](None, "spine-01")
+
+
+def test_lint_filter_returns_plain_dicts(tmp_path: Path) -> None:
+    lint_module = pytest.importorskip("fabgen.lint")
+    if not callable(getattr(lint_module, "lint", None)):
+        with pytest.raises(Exception, match="linter is not available"):
+            _filters()["fabgen_lint"](str(LAB))
+        return
+    findings = _filters()["fabgen_lint"](str(LAB))
+    assert isinstance(findings, list) and json.loads(json.dumps(findings)) == findings
+    spec = tmp_path / "cnp-lossless.yaml"  # CNP made lossless: the linter has something to say
+    spec.write_text(LAB.read_text().replace("priority: 6, strict: true}", "priority: 6, strict: true, lossless: true}"))
+    findings = _filters()["fabgen_lint"](str(spec))
+    assert findings and all(isinstance(f, dict) for f in findings)
+    assert any(str(spec) in json.dumps(f) for f in findings)
+
+
+def test_spec_and_plan_cached_per_path_and_mtime(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(LAB.read_text())
+    for host in ("lab01", "lab02", "lab03", "lab04"):
+        _core.host_files(str(spec), host)
+    _core.switch_config(str(spec), "spine-01")
+    assert _core.cache_stats()["misses"] == 1 and _core.cache_stats()["hits"] == 4
+    first = _core.loaded(str(spec))
+    spec.write_text(LAB.read_text().replace("NCCL_IB_TIMEOUT: 20", "NCCL_IB_TIMEOUT: 22"))
+    os.utime(spec, ns=(spec.stat().st_mtime_ns + 10**9,) * 2)  # even on a coarse clock the mtime moves
+    assert "NCCL_IB_TIMEOUT=22" in _core.host_files(str(spec), "lab01")["hosts/lab01/nccl.conf"]
+    assert _core.loaded(str(spec)) is not first and _core.cache_stats()["misses"] == 2
+
+
+def test_render_to_writes_only_changes_and_honours_check(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    outcome = _core.render_to(str(LAB), ["lab01"], dest, check=True)
+    assert outcome.changed and not dest.exists()
+    outcome = _core.render_to(str(LAB), ["lab01"], dest)
+    assert outcome.changed and {rel for rel, _, _ in outcome.changes} == set(outcome.files)
+    assert all(before is None for _, before, _ in outcome.changes)
+    stamp = _tree(dest)
+    assert not _core.render_to(str(LAB), ["lab01"], dest).changed and _tree(dest) == stamp
+    changed = _core.render_to(str(_edited_spec(tmp_path)), ["lab01"], dest)
+    rels = [rel for rel, _, _ in changed.changes]
+    assert "hosts/lab01/nccl.conf" in rels and not any("_profiles" in r for r in rels)
+    before, after = next((b, a) for r, b, a in changed.changes if r == "hosts/lab01/nccl.conf")
+    assert before is not None and "NCCL_IB_TIMEOUT=20" in before and "NCCL_IB_TIMEOUT=22" in after
+    assert not list(dest.rglob(".*fabgen-*"))  # no temporaries left behind
+
+
+def test_render_to_glob_renders_many_devices_in_one_call(tmp_path: Path) -> None:
+    outcome = _core.render_to(str(LAB), ["*"], tmp_path / "dest")
+    devices = {rel.split("/")[1].removesuffix(".cfg") for rel in outcome.files if not rel.startswith("hosts/_")}
+    assert {"lab01", "lab04"} <= devices and any(d.startswith("leaf-") for d in devices)
+    assert _core.cache_stats()["misses"] == 1
+
+
+def test_render_to_refuses_symlinks_inside_dest(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    (dest / "hosts").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (dest / "hosts" / "lab01").symlink_to(outside)
+    with pytest.raises(FabgenError, match="is a symlink"):
+        _core.render_to(str(LAB), ["lab01"], dest)
+    assert not list(outside.iterdir())
+
+
+def test_plugins_import_fabgen_lazily() -> None:
+    """Loading the plugin files must not import fabgen: a play without it fails only where it is used."""
+    pytest.importorskip("ansible")
+    code = (
+        "import importlib.util, sys\n"
+        "for kind, name in (('filter', 'fabgen.py'), ('action', 'fabgen_render.py')):\n"
+        f"    path = {str(plugin_dir())!r} + '/' + kind + '/' + name\n"
+        "    spec = importlib.util.spec_from_file_location('p_' + kind, path)\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "print(sorted(m for m in sys.modules if m == 'fabgen' or m.startswith('fabgen.')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert proc.stdout.strip() == "[]"
+
+
+# --- a real ansible-playbook --------------------------------------------------------------------------
+
+
+# ansible-core ships no JSON stdout callback (it moved to ansible.posix, which is not installed offline):
+# a tiny aggregate callback records every result as data, and the default callback still prints for people.
+RECORDER = """
+import json, os
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "fabgen_record"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tasks = {}
+
+    def _record(self, result, status):
+        host = getattr(result, "host", None) or result._host
+        task = getattr(result, "task", None) or result._task
+        data = dict(getattr(result, "result", None) or result._result)
+        data["status"] = status
+        self.tasks.setdefault(task.get_name(), {})[host.get_name()] = data
+
+    def v2_runner_on_ok(self, result, **kwargs):
+        self._record(result, "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._record(result, "failed")
+
+    def v2_runner_on_skipped(self, result):
+        self._record(result, "skipped")
+
+    def v2_playbook_on_stats(self, stats):
+        summary = {h: stats.summarize(h) for h in sorted(stats.processed)}
+        with open(os.environ["FABGEN_TEST_RECORD"], "w") as handle:
+            json.dump({"tasks": self.tasks, "stats": summary}, handle, default=str)
+"""
+
+
+def _ansible_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "ansible-home"
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    (home / "collections").mkdir(exist_ok=True)
+    (home / "callbacks").mkdir(exist_ok=True)
+    (home / "callbacks" / "fabgen_record.py").write_text(RECORDER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(
+        ANSIBLE_CONFIG=str(PLAYBOOK_DIR / "ansible.cfg"),
+        ANSIBLE_HOME=str(home),
+        ANSIBLE_COLLECTIONS_PATH=str(home / "collections"),
+        ANSIBLE_LOCAL_TEMP=str(home / "tmp"),
+        ANSIBLE_REMOTE_TEMP=str(home / "tmp"),
+        ANSIBLE_NOCOWS="1",
+        ANSIBLE_RETRY_FILES_ENABLED="0",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_CALLBACK_PLUGINS=str(home / "callbacks"),
+        ANSIBLE_CALLBACKS_ENABLED="fabgen_record",
+        FABGEN_TEST_RECORD=str(home / "record.json"),
+        ANSIBLE_GALAXY_DISABLE_GPG_VERIFY="1",
+        ANSIBLE_DEPRECATION_WARNINGS="0",
+        ANSIBLE_PYTHON_INTERPRETER=sys.executable,
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        LC_ALL="C.UTF-8",
+    )
+    env.update(extra)
+    return env
+
+
+def _play(tmp_path: Path, *args: str, playbook: Path = PLAYBOOK_DIR / "render.yml",
+          **env: str) -> tuple[int, dict[str, Any], str]:
+    """Run ansible-playbook; (exit code, recorded results, printed output)."""
+    exe = BIN / "ansible-playbook"
+    if not exe.exists():
+        pytest.skip("ansible-playbook is not installed in this environment (pip install 'fabgen[test]')")
+    environ = _ansible_env(tmp_path, **env)
+    record = Path(environ["FABGEN_TEST_RECORD"])
+    record.unlink(missing_ok=True)
+    proc = subprocess.run([str(exe), str(playbook), *args], capture_output=True, text=True,
+                          cwd=PLAYBOOK_DIR, env=environ, timeout=600, check=False)
+    if not record.is_file():
+        pytest.fail(f"ansible-playbook recorded nothing (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.returncode, json.loads(record.read_text()), proc.stdout + proc.stderr
+
+
+def _task(report: dict[str, Any], name_start: str) -> dict[str, Any]:
+    for name, hosts in report["tasks"].items():
+        if name.startswith(name_start):
+            return hosts  # type: ignore[no-any-return]
+    raise AssertionError(f"no task {name_start!r} in {sorted(report['tasks'])}")
+
+
+def _inventory_devices() -> list[str]:
+    code, stdout, _ = run_cli("inventory", str(LAB))
+    assert code == 0
+    import yaml  # ansible's own dependency
+
+    data = yaml.safe_load(stdout)
+    names = list(data["all"]["children"]["hosts"]["hosts"])
+    for tier in data["all"]["children"]["switches"]["children"].values():
+        names += list(tier["hosts"])
+    return names
+
+
+@pytest.mark.slow
+def test_playbook_renders_everything_then_reports_no_change(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, report, stderr = _play(tmp_path, "-e", f"fabgen_out={out}")
+    assert code == 0, (report, stderr)
+    devices = _inventory_devices()
+    render = _task(report, "Write this device's files")
+    assert sorted(render) == sorted(devices)
+    assert all(r["changed"] is True and r["status"] == "ok" for r in render.values())
+    stats = report["stats"]
+    assert all(stats[d]["failures"] == 0 and stats[d]["changed"] == 1 for d in devices)
+    # The filters ran in the same play, on hosts and switches.
+    assert _task(report, "Look at a host's files")["lab01"]["ansible_facts"]["fabgen_files"]
+    assert _task(report, "Look at a switch's configuration")["spine-01"]["ansible_facts"]["fabgen_files"]
+
+    # Byte for byte what `fabgen generate` writes, less the cluster-wide files (no device owns them).
+    reference = tmp_path / "reference"
+    assert run_cli("generate", str(LAB), "-o", str(reference))[0] == 0
+    manifest = json.loads((reference / "manifest.json").read_text())["files"]
+    expected = {rel for rel, e in manifest.items() if e["device"]}
+    first = _tree(out)
+    assert set(first) == expected
+    assert all((reference / rel).read_bytes() == (out / rel).read_bytes() for rel in expected)
+
+    code, report, stderr = _play(tmp_path, "-e", f"fabgen_out={out}")
+    assert code == 0, (report, stderr)
+    assert all(report["stats"][d]["changed"] == 0 and report["stats"][d]["ok"] >= 1 for d in devices)
+    assert all(r["changed"] is False for r in _task(report, "Write this device's files").values())
+    assert _tree(out) == first  # nothing rewritten: same bytes, same mtimes
+
+
+@pytest.mark.slow
+def test_playbook_check_and_diff_mode_report_without_writing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _play(tmp_path, "-e", f"fabgen_out={out}", "--limit", "lab01,spine-01")[0] == 0
+    before = _tree(out)
+    spec = _edited_spec(tmp_path)
+    code, report, stderr = _play(tmp_path, "-e", f"fabgen_out={out}", "-e", f"fabgen_spec={spec}",
+                                 "--limit", "lab01,spine-01", "--check", "--diff")
+    assert code == 0, (report, stderr)
+    render = _task(report, "Write this device's files")
+    assert render["lab01"]["changed"] is True and render["spine-01"]["changed"] is False
+    diffs = {d["after_header"]: d for d in render["lab01"]["diff"]}
+    conf = diffs[f"{out}/hosts/lab01/nccl.conf"]
+    assert "NCCL_IB_TIMEOUT=20" in conf["before"] and "NCCL_IB_TIMEOUT=22" in conf["after"]
+    assert render["lab01"]["changed_files"] == sorted(render["lab01"]["changed_files"])
+    assert _tree(out) == before
+
+
+@pytest.mark.slow
+def test_playbook_bad_spec_fails_the_task_with_file_line(tmp_path: Path) -> None:
+    bad = _bad_spec(tmp_path)
+    code, report, printed = _play(tmp_path, "-e", f"fabgen_out={tmp_path / 'out'}", "-e", f"fabgen_spec={bad}",
+                                  "--limit", "lab01")
+    assert code != 0
+    assert f"{bad}:57:34: Input should be less than or equal to 63 (at qos.classes.roce.dscp[0])" in printed
+    result = _task(report, "Write this device's files")["lab01"]
+    assert result["status"] == "failed"
+    assert result["msg"].startswith(f"{bad}:57:34: Input should be less than or equal to 63")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_play_without_fabgen_fails_only_at_the_fabgen_task(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow" / "fabgen"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('fabgen is not installed (simulated)')\n")
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(
+        "- hosts: lab01\n  connection: local\n  gather_facts: false\n  tasks:\n"
+        "    - name: Before\n      ansible.builtin.debug: {msg: hello}\n"
+        f"    - name: Render\n      fabgen_render: {{spec: {LAB}, dest: {tmp_path / 'out'}}}\n"
+    )
+    code, report, _ = _play(tmp_path, playbook=playbook, PYTHONPATH=str(shadow.parent))
+    assert code != 0
+    assert _task(report, "Before")["lab01"]["status"] == "ok"
+    failed = _task(report, "Render")["lab01"]
+    assert failed["status"] == "failed" and "needs the fabgen package" in failed["msg"]
+    assert "not installed (simulated)" in failed["msg"]
+
+
+@pytest.mark.slow
+def test_example_inventory_parses_with_ansible_inventory(tmp_path: Path) -> None:
+    exe = BIN / "ansible-inventory"
+    if not exe.exists():
+        pytest.skip("ansible-inventory is not installed")
+    env = _ansible_env(tmp_path)
+    proc = subprocess.run([str(exe), "--list"], capture_output=True, text=True, cwd=PLAYBOOK_DIR, env=env,
+                          check=True)
+    data = json.loads(proc.stdout)
+    assert data["leaf"]["hosts"] == ["leaf-r0-p00-01", "leaf-r1-p00-01", "leaf-r2-p00-01", "leaf-r3-p00-01"]
+    assert data["rail_2"]["hosts"] == ["leaf-r2-p00-01"]
+    assert set(data["switches"]["children"]) == {"leaf", "spine"}
+    assert data["_meta"]["hostvars"]["lab01"]["ansible_host"] == "192.0.2.7"
+    assert data["_meta"]["hostvars"]["spine-01"]["fabgen_tier"] == "spine"
+
+
+@pytest.mark.slow
+def test_playbook_lint_tag_fails_on_lint_errors(tmp_path: Path) -> None:
+    lint_module = pytest.importorskip("fabgen.lint")
+    if not callable(getattr(lint_module, "lint", None)):
+        pytest.skip("fabgen.lint.lint is not available")
+    code, report, printed = _play(tmp_path, "--tags", "lint")
+    assert code == 0, printed
+    assert [r["status"] for r in _task(report, "Lint the spec once").values()] == ["ok"]
+    spec = tmp_path / "cnp-lossless.yaml"
+    spec.write_text(LAB.read_text().replace("priority: 6, strict: true}", "priority: 6, strict: true, lossless: true}"))
+    code, report, printed = _play(tmp_path, "--tags", "lint", "-e", f"fabgen_spec={spec}")
+    assert code != 0
+    assert [r["status"] for r in _task(report, "Lint the spec once").values()] == ["failed"]
+    assert f"{spec}:" in printed and "[error]" in printed
