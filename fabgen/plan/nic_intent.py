@@ -293,7 +293,7 @@ class DcqcnIntent:
         """Build from parameters named any way :func:`cc_param` understands (the spec's names)."""
 
         def canon(params: Mapping[str, int] | None) -> tuple[tuple[str, int], ...]:
-            return tuple((cc_param(k).debugfs, v) for k, v in (params or {}).items())
+            return tuple(sorted((cc_param(k).debugfs, v) for k, v in (params or {}).items()))  # spec order means nothing
 
         return cls(enabled, tuple(priorities), canon(rp), canon(np))
 

@@ -196,7 +196,9 @@ def test_templates_type_no_plan_numbers() -> None:
 
 def test_values_come_from_the_intent() -> None:
     text = render_nic_script(grand_teton(cnp_dscp=40, cnp_priority=5, cable_length_m=123, traffic_class=98))
-    assert "readonly -a CC_VALUE=(300 10 100 50 4 40 5)" in text
+    assert "readonly -a CC_DEBUGFS=(rp_ai_rate rp_hai_rate rp_min_dec_fac rp_time_reset np_min_time_between_cnps " \
+        "np_cnp_dscp np_cnp_prio)" in text  # sorted by name (spec order means nothing), CNP last
+    assert "readonly -a CC_VALUE=(10 100 50 300 4 40 5)" in text
     assert "readonly CABLE_LEN=123" in text
     assert "readonly TRAFFIC_CLASS=98" in text
     assert "readonly CMA_ROCE_MODE='RoCE v2'" in text
