@@ -81,8 +81,8 @@ class QosPolicy(SpecModel):
     trust: Literal["dscp"] = "dscp"
     classes: Annotated[dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")], TrafficClass], Field(min_length=1)]
     pfc: Pfc = Pfc()
-    mtu: Annotated[int, Field(ge=1500, le=9216)] = 9216
-    """Switch port MTU (bytes)."""
+    mtu: Annotated[int, Field(ge=1500, le=9216)] = 9214
+    """Switch port IP MTU (bytes). 9214 by default: the largest EOS accepts, and fine for SONiC and Cumulus."""
     cable_length: Annotated[Length, Field(ge=1, le=40_000)] = 5
     """Longest cable on a lossless port (metres): sizes PFC headroom."""
 
