@@ -120,7 +120,12 @@ class LintContext:
         return isinstance(node, (dict, list))
 
     def first_written(self, *paths: DataPath) -> DataPath:
-        """The first of ``paths`` written in the spec, else the last one (located by its ancestor)."""
+        """The first of ``paths`` written in the spec, else the last one (located by its ancestor).
+
+        Without a source document nothing is "written": the first (most precise) path is named.
+        """
+        if self.doc is None:
+            return paths[0]
         for path in paths:
             if self.written(path):
                 return path

@@ -39,7 +39,7 @@ def summary_line(findings: Sequence[Finding]) -> str:
 def format_text(findings: Sequence[Finding]) -> str:
     lines = []
     for f in findings:
-        lines.append(f"{_where(f.location)}: {f.severity} {f.code} [{f.slug}] {f.message}")
+        lines.append(f"{_where(f.location)}: {f.severity} {f.code} [{f.slug}] {_one_line(f.message)}")
         if f.hint:
             lines.append(f"    hint: {f.hint}")
         for rel in f.related:
@@ -50,7 +50,11 @@ def format_text(findings: Sequence[Finding]) -> str:
 
 def format_parsable(findings: Sequence[Finding]) -> str:
     """``file:line:col: [severity] message (CODE)``: one line per finding, as editors and pre-commit expect."""
-    return "".join(f"{_where(f.location)}: [{f.severity}] {f.message} ({f.code})\n" for f in findings)
+    return "".join(f"{_where(f.location)}: [{f.severity}] {_one_line(f.message)} ({f.code})\n" for f in findings)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _location_dict(location: Location) -> dict[str, object]:

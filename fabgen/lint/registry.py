@@ -132,8 +132,23 @@ def get_rule(name: str) -> Rule | None:
 
 
 def suggest(name: str) -> str | None:
-    """The closest code or slug to ``name``, for did-you-mean messages."""
+    """The closest code or slug to ``name``, for did-you-mean messages.
+
+    Codes are compared with codes (after reading O as 0 and I or L as 1, the usual
+    typos), slugs with slugs: difflib alone finds "FG211" closer to "FG1O1" than "FG101".
+    """
     import difflib
 
-    close = difflib.get_close_matches(name.strip(), list(_BY_KEY), n=1, cutoff=0.6)
+    text = name.strip()
+    if text.upper().startswith("FG"):
+        fixed = text.upper().translate(str.maketrans("OIL", "011", ""))
+        fixed = "FG" + fixed[2:]
+        if fixed in _BY_KEY:
+            return fixed
+        candidates = [r.code for r in RULES]
+        text = fixed
+    else:
+        candidates = [r.slug for r in RULES]
+        text = text.lower()
+    close = difflib.get_close_matches(text, candidates, n=1, cutoff=0.6)
     return close[0] if close else None
