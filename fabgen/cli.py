@@ -75,6 +75,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     result = generate(
         spec, Path(args.output), targets=args.only or None, devices=args.device or None,
         templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
+        jobs=args.jobs,
     )
     if isinstance(result, Drift):
         for path in result.added:
@@ -151,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", action="append", metavar="NAME", help="render only these devices (glob, repeatable)")
     p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="render in N worker processes (same output; worth it for thousands of devices)")
     p.add_argument("-q", "--quiet", action="store_true")
 
     p = command("check-topo", _cmd_check_topo, "check NCCL topology XML files against NCCL's parser rules")

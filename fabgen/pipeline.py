@@ -58,12 +58,13 @@ def generate(
     templates: Path | None = None,
     check: bool = False,
     force: bool = False,
+    jobs: int = 1,
 ) -> WriteResult | Drift:
     """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
     from fabgen.render.registry import device_matches, render_files, select_targets
 
     fabric = plan(spec)
-    files, owners = render_files(fabric, targets, devices, templates)
+    files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
     chosen = {t.name for t in select_targets(targets)}
 
     def in_scope(owner: tuple[str, str]) -> bool:

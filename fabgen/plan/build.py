@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 from functools import cache
 
+from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
@@ -48,6 +49,11 @@ RawLink = tuple[str, str, str, str, str, int | None, int, bool]
 
 
 def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
+    with paused_gc():
+        return _build_plan(spec, doc)
+
+
+def _build_plan(spec: ClusterSpec, doc: SourceDoc | None) -> FabricPlan:
     hosts = _expand_hosts(spec)
     tiers = spec.fabric.tiers
     nic_speed = max(n.speed for p in spec.host_profiles.values() for n in p.nics if n.rail is not None)

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Environment
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan, Switch, SwitchPort
@@ -310,7 +310,7 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
 # -- target -----------------------------------------------------------------------------
 
 
-def render_eos(env: SandboxedEnvironment, plan: FabricPlan, switch: Switch) -> str:
+def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
     """The text of ``switches/NAME.cfg``."""
     return env.get_template(TEMPLATE).render(eos=eos_config(plan, switch))
 

@@ -9,6 +9,8 @@ forgets validation must still not open an injection).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import jinja2
 
 from fabgen.plan.model import Host
@@ -33,10 +35,24 @@ def render_firmware_script(intent: FirmwareIntent, env: jinja2.Environment | Non
     return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(intent=intent, devices=devices)
 
 
+_HOST_SENTINEL = "fabgen-host"
+_HOST_LINE = "readonly HOST="
+
+
 def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
-    if host.nic_intent is None:
+    """Hosts of one profile share every line but ``readonly HOST=``: render once per distinct intent."""
+    intent = host.nic_intent
+    if intent is None:
         return {}
-    return {f"hosts/{host.name}/roce-nic.sh": render_nic_script(host.nic_intent, context.env)}
+    cache: dict[HostNicIntent, str] = context.cache.setdefault("nic-qos", {})
+    key = replace(intent, host=_HOST_SENTINEL)
+    text = cache.get(key)
+    if text is None:
+        text = cache[key] = render_nic_script(key, context.env)
+        if text.count(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n") != 1:
+            raise AssertionError("roce-nic.sh template must print the host name on exactly one line")
+    text = text.replace(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n", f"\n{_HOST_LINE}{shell_quote(host.name)}\n", 1)
+    return {f"hosts/{host.name}/roce-nic.sh": text}
 
 
 def _render_profile(context: RenderContext, profile: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Environment
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, QosIntent, Switch
@@ -349,7 +349,7 @@ def command_blocks(config: NvueConfig) -> list[CommandBlock]:
     return [CommandBlock(tuple(n), tuple(c)) for _, n, c in blocks]
 
 
-def nvue_script(config: NvueConfig, env: SandboxedEnvironment) -> str:
+def nvue_script(config: NvueConfig, env: Environment) -> str:
     """``nvue.sh``: the same configuration as ``nv set`` commands; applies only with ``--apply``."""
     template = env.get_template(SCRIPT_TEMPLATE)
     return template.render(

@@ -9,14 +9,16 @@ produced. Adding an output format is one module and one row here.
 from __future__ import annotations
 
 import fnmatch
+import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from jinja2 import TemplateError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Environment
 
+from fabgen._gc import paused_gc
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
 from fabgen.render.environment import environment
@@ -27,7 +29,9 @@ Scope = Literal["cluster", "profile", "host", "switch"]
 @dataclass(frozen=True)
 class RenderContext:
     plan: FabricPlan
-    env: SandboxedEnvironment
+    env: Environment
+    cache: dict[str, Any] = field(default_factory=dict)
+    """Per-run memo for targets whose output repeats across devices (hosts of one profile)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ def _targets() -> tuple[Target, ...]:
     from fabgen.render import sonic
     from fabgen.render import nccl_env, nccl_topo
     from fabgen.render import nvue
+    from fabgen.render import nic_qos
 
     return (
         cabling.TARGET,
@@ -54,6 +59,8 @@ def _targets() -> tuple[Target, ...]:
         nccl_topo.TARGET,
         nccl_env.TARGET,
         nvue.TARGET,
+        nic_qos.TARGET,
+        nic_qos.FIRMWARE_TARGET,
     )
 
 
@@ -100,28 +107,88 @@ def render_files(
     target_names_: Iterable[str] | None = None,
     devices: Sequence[str] | None = None,
     templates: Path | None = None,
+    jobs: int = 1,
 ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """Render the chosen targets for the chosen devices: ``({path: text}, {path: (target, device)})``."""
-    context = RenderContext(plan=plan, env=environment(templates))
+    """Render the chosen targets for the chosen devices: ``({path: text}, {path: (target, device)})``.
+
+    ``jobs > 1`` renders in that many forked worker processes; the result is the
+    same bytes in the same order as with one process.
+    """
+    work = [
+        (t_index, name)
+        for t_index, target in enumerate(select_targets(target_names_))
+        for name, _ in devices_of(plan, target)
+        if device_matches(name, devices)
+    ]
+    chosen = select_targets(target_names_)
+    with paused_gc():
+        if jobs > 1 and len(work) >= PARALLEL_THRESHOLD and "fork" in multiprocessing.get_all_start_methods():
+            results = _render_parallel(plan, chosen, work, templates, jobs)
+        else:
+            results = [_render_chunk(plan, chosen, work, templates)]
     files: dict[str, str] = {}
     owners: dict[str, tuple[str, str]] = {}
     problems: list[Problem] = []
-    for target in select_targets(target_names_):
-        for name, device in devices_of(plan, target):
-            if not device_matches(name, devices):
-                continue
-            try:
-                produced = target.render(context, device)
-            except TemplateError as exc:
-                where = getattr(exc, "filename", None) or getattr(exc, "name", None) or target.name
-                line = getattr(exc, "lineno", None)
-                problems.append(Problem(f"template error: {exc}", file=str(where), line=line or 0))
-                continue
-            for path, text in produced.items():
-                files[path] = text
-                owners[path] = (target.name, name)
-                if target.validate is not None:
-                    problems.extend(target.validate(path, text))
+    for produced, owned, found in results:
+        files.update(produced)
+        owners.update(owned)
+        problems.extend(found)
     if problems:
         raise OutputError(problems)
     return dict(sorted(files.items())), owners
+
+
+PARALLEL_THRESHOLD = 64
+"""Below this many device renders, forking workers costs more than it saves."""
+
+_Chunk = tuple[dict[str, str], dict[str, tuple[str, str]], list[Problem]]
+
+
+def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[int, str]],
+                  templates: Path | None) -> _Chunk:
+    context = RenderContext(plan=plan, env=environment(templates))
+    devices_by_target: dict[int, dict[str, Any]] = {}
+    files: dict[str, str] = {}
+    owners: dict[str, tuple[str, str]] = {}
+    problems: list[Problem] = []
+    for t_index, name in work:
+        target = chosen[t_index]
+        lookup = devices_by_target.get(t_index)
+        if lookup is None:
+            lookup = devices_by_target[t_index] = dict(devices_of(plan, target))
+        try:
+            produced = target.render(context, lookup[name])
+        except TemplateError as exc:
+            where = getattr(exc, "filename", None) or getattr(exc, "name", None) or target.name
+            line = getattr(exc, "lineno", None)
+            problems.append(Problem(f"template error: {exc}", file=str(where), line=line or 0))
+            continue
+        for path, text in produced.items():
+            files[path] = text
+            owners[path] = (target.name, name)
+            if target.validate is not None:
+                problems.extend(target.validate(path, text))
+    return files, owners, problems
+
+
+_FORKED: tuple[FabricPlan, list[Target], list[tuple[int, str]], Path | None] | None = None
+
+
+def _forked_chunk(bounds: tuple[int, int]) -> _Chunk:
+    assert _FORKED is not None
+    plan, chosen, work, templates = _FORKED
+    return _render_chunk(plan, chosen, work[bounds[0]:bounds[1]], templates)
+
+
+def _render_parallel(plan: FabricPlan, chosen: list[Target], work: list[tuple[int, str]], templates: Path | None,
+                     jobs: int) -> list[_Chunk]:
+    """Fork workers that inherit the plan (no pickling of it); chunks come back in order."""
+    global _FORKED
+    size = -(-len(work) // (jobs * 4))
+    bounds = [(i, min(i + size, len(work))) for i in range(0, len(work), size)]
+    _FORKED = (plan, chosen, work, templates)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_forked_chunk, bounds)
+    finally:
+        _FORKED = None
