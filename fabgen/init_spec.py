@@ -96,9 +96,22 @@ def starter_spec(
         "loopbacks": "10.255.0.0/16",
         "mgmt": _pool("172.16.0.0", hosts + switches + 2, 24, 12),
     }
+    commands = [(f"fabgen validate {file}", "check it"),
+                (f"fabgen plan {file}", "the fabric in numbers"),
+                (f"fabgen generate {file} -o out", "switch configs, NIC scripts, NCCL files"),
+                ("fabgen schema -o fabgen-spec.schema.json", "editor completion (first line)")]
+    width = max(len(c) for c, _ in commands)
+    context.update(
+        commands=[(c.ljust(width), note) for c, note in commands],
+        hosts_text=_plural(hosts, "host"), nics_text=_plural(rails, "RoCE NIC"), gpus_text=_plural(rails, "GPU"),
+    )
     text = _template().render(**context)
     _check(text)
     return text
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _template():  # type: ignore[no-untyped-def]
