@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -85,6 +86,33 @@ def build_manifest(files: Mapping[str, bytes], owners: Mapping[str, Owner], meta
     return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
 
 
+def remove_tree(root: Path) -> None:
+    """``rm -rf root`` without following symlinks, removing directories level by level in threads.
+
+    Removing an empty directory costs ~3 ms of I/O latency on some VM disks (a
+    24k-GPU tree has 3,000 host directories: 10 s serially); in parallel the
+    latencies overlap.
+    """
+    if root.is_symlink() or not root.exists():
+        if root.is_symlink():
+            root.unlink()
+        return
+    by_depth: dict[int, list[str]] = {}
+    for current, dirs, names in os.walk(root, topdown=True, followlinks=False):
+        depth = current.count(os.sep)
+        by_depth.setdefault(depth, []).append(current)
+        for name in names:
+            os.unlink(os.path.join(current, name))
+        for name in list(dirs):
+            path = os.path.join(current, name)
+            if os.path.islink(path):
+                os.unlink(path)
+                dirs.remove(name)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for depth in sorted(by_depth, reverse=True):
+            list(pool.map(os.rmdir, by_depth[depth]))
+
+
 def recover(out_dir: Path) -> None:
     """Undo what a killed run left: restore a half-swapped tree, delete temporaries."""
     parent, name = out_dir.parent, out_dir.name
@@ -96,7 +124,7 @@ def recover(out_dir: Path) -> None:
         olds = olds[:-1]
     for leftover in [*olds, *parent.glob(f".{name}{_TMP_TAG}*")]:
         if leftover.is_dir() and not leftover.is_symlink():
-            shutil.rmtree(leftover, ignore_errors=True)
+            _quietly_remove(leftover)
 
 
 def _existing(out_dir: Path, rel: str) -> bytes | None:
@@ -149,15 +177,11 @@ def write_tree(
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the output is an ordinary directory
     try:
-        for rel, data in sorted(encoded.items()):
-            dest = tmp / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if _existing(out_dir, rel) == data:
-                os.link(out_dir / rel, dest)
-                result.unchanged.append(rel)
-            else:
-                dest.write_bytes(data)
-                result.written.append(rel)
+        _make_dirs(tmp, {str(PurePosixPath(rel).parent) for rel in encoded} - {"."})
+        with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
+            same = list(pool.map(lambda item: _place(out_dir, tmp, *item), sorted(encoded.items())))
+        for rel, unchanged in zip(sorted(encoded), same):
+            (result.unchanged if unchanged else result.written).append(rel)
         if out_dir.exists():
             _carry_over(out_dir, tmp, encoded, old_files, in_scope, all_owners, result)
         kept = {p: (_existing(tmp, p) or b"") for p in all_owners if p not in encoded}
@@ -168,9 +192,38 @@ def write_tree(
             (tmp / MANIFEST).write_bytes(manifest)
         _swap(tmp, out_dir)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _quietly_remove(tmp)
         raise
     return result
+
+
+_IO_THREADS = 16
+"""File creation and directory removal are latency-bound on VM disks; threads overlap the waits."""
+
+
+def _make_dirs(root: Path, rels: set[str]) -> None:
+    """Create every directory (and its parents) under root, shallowest first, siblings in parallel."""
+    wanted: set[str] = set()
+    for rel in rels:
+        parts = PurePosixPath(rel).parts
+        wanted.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    by_depth: dict[int, list[str]] = {}
+    for rel in wanted:
+        by_depth.setdefault(rel.count("/"), []).append(rel)
+    with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
+        for depth in sorted(by_depth):
+            list(pool.map(lambda rel: os.mkdir(root / rel), sorted(by_depth[depth])))
+
+
+def _place(out_dir: Path, tmp: Path, rel: str, data: bytes) -> bool:
+    """Put one file in the new tree: a hard link to the old one if unchanged (True), else new bytes."""
+    dest = tmp / rel
+    if _existing(out_dir, rel) == data:
+        os.link(out_dir / rel, dest)
+        return True
+    with open(dest, "xb") as handle:
+        handle.write(data)
+    return False
 
 
 def _carry_over(out_dir: Path, tmp: Path, new: Mapping[str, bytes], old_files: Mapping[str, Owner],
@@ -206,7 +259,15 @@ def _swap(tmp: Path, out_dir: Path) -> None:
     os.rmdir(old)
     os.rename(out_dir, old)
     os.rename(tmp, out_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    _quietly_remove(old)
+
+
+def _quietly_remove(path: Path) -> None:
+    """Best effort: what is left is removed by :func:`recover` on the next run."""
+    try:
+        remove_tree(path)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def check_tree(files: Mapping[str, str], out_dir: Path, *, in_scope: Callable[[Owner], bool] | None = None) -> Drift:
