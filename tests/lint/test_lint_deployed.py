@@ -1,0 +1,131 @@
+"""``lint --deployed``: semantic drift between a collected tree and the plan, for every switch OS and NCCL files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from lint_support import base_path, write_deployed
+
+from fabgen.cli import main
+from fabgen.errors import FabgenError
+from fabgen.lint import lint
+from fabgen.lint import deployed as deployed_module
+from fabgen.lint.deployed import SWITCH_FORMATS, read_deployed
+from fabgen.lint.engine import run_lint
+from fabgen.pipeline import load_spec, plan
+
+
+def site(base: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    spec = load_spec(base_path(base))
+    fabric = plan(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    return spec, fabric, root
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("base", ["lab", "sonic-pod", "cumulus-pod"])
+def test_a_site_running_the_plan_has_no_drift(base: str, tmp_path: Path) -> None:
+    spec, fabric, root = site(base, tmp_path)
+    result = run_lint(spec, fabric, deployed=root)
+    assert result.findings == []
+    assert result.notes == (), "every switch OS of the examples is read back"
+    found = read_deployed(root, fabric)
+    assert len(found.switches) == len(fabric.switches)
+    assert set(found.hosts) == {h.name for h in fabric.hosts}
+
+
+def test_edited_eos_dscp_map(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    config = root / "switches" / "leaf-r1-p00-01.cfg"
+    edit(config, "qos map dscp 26 to traffic-class 3", "qos map dscp 26 to traffic-class 1")
+    findings = lint(spec, fabric, deployed=root)
+    assert [(f.code, Path(f.file).name) for f in findings] == [("FG501", "leaf-r1-p00-01.cfg")]
+    assert "DSCP 26 -> TC 1 (plan 3)" in findings[0].message
+    line = config.read_text().splitlines()[findings[0].line - 1]
+    assert line.startswith("qos map dscp"), "the finding points at the DSCP map"
+
+
+def test_edited_sonic_watchdog_and_pfc(tmp_path: Path) -> None:
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    path = root / "switches" / "spine-02" / "config_db.json"
+    data = json.loads(path.read_text())
+    for key, entry in data["PORT_QOS_MAP"].items():
+        if key != "global":
+            entry["pfc_enable"] = "3,4"
+    data["PFC_WD"] = {k: {**v, "detection_time": "800"} if k != "GLOBAL" else v for k, v in data["PFC_WD"].items()}
+    path.write_text(json.dumps(data, indent=4))
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert finding.code == "FG501"
+    assert "PFC no-drop priorities {3, 4} (plan {3})" in finding.message
+    assert "PFC watchdog" in finding.message
+
+
+def test_changed_nccl_variables(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    conf = root / "hosts" / "lab03" / "nccl.conf"
+    edit(conf, "NCCL_IB_TC=106", "NCCL_IB_TC=96")
+    edit(conf, "NCCL_IB_RETRY_CNT=7\n", "")
+    (root / "hosts" / "lab03" / "nccl.env").write_text("NCCL_IB_TC=106\nNCCL_DEBUG=INFO\n")
+    findings = lint(spec, fabric, deployed=root, config={"select": ["FG5"]})
+    messages = [f.message for f in findings]
+    assert "lab03: nccl.conf has NCCL_IB_TC=96, the plan NCCL_IB_TC=106" in messages
+    assert "lab03: nccl.conf lacks NCCL_IB_RETRY_CNT (the plan sets 7)" in messages
+    assert "lab03: nccl.env sets NCCL_DEBUG=INFO, which the plan does not have" in messages
+    assert all(f.code == "FG502" for f in findings)
+
+
+def test_deployed_values_are_checked_like_hand_set_ones(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    edit(root / "hosts" / "lab01" / "nccl.conf", "NCCL_IB_TC=106", "NCCL_IB_TC=0106")
+    codes = sorted(f.code for f in lint(spec, fabric, deployed=root))
+    assert codes == ["FG403", "FG502"]
+
+
+def test_unreadable_and_stray_files(tmp_path: Path) -> None:
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    (root / "switches" / "leaf-r0-p00-01" / "config_db.json").write_text('{"PORT": ')
+    shutil.copytree(root / "hosts" / "gpu01", root / "hosts" / "gpu99")
+    (root / "switches" / "old-leaf.cfg").write_text("hostname old-leaf\n")
+    findings = lint(spec, fabric, deployed=root)
+    assert sorted((f.code, f.message.split(":")[0]) for f in findings) == [
+        ("FG503", "hosts/gpu99 is not a device of the plan"),
+        ("FG503", "switches/old-leaf.cfg is not a device of the plan"),
+        ("FG504", "cannot read this configuration back"),
+    ]
+
+
+def test_switch_os_without_a_parser_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    monkeypatch.setitem(SWITCH_FORMATS, "eos", deployed_module.SwitchFormat(
+        "eos", "switches/{name}.cfg", "fabgen.render.no_such_parser", "parse", "text", "eos"))
+    result = run_lint(spec, fabric, deployed=root)
+    assert result.findings == []
+    assert result.notes == ("eos configurations not checked: this fabgen has no fabgen.render.no_such_parser",)
+
+
+def test_not_a_deployed_tree(tmp_path: Path) -> None:
+    spec = load_spec(base_path("lab"))
+    with pytest.raises(FabgenError, match="no such directory"):
+        lint(spec, deployed=tmp_path / "absent")
+    with pytest.raises(FabgenError, match="neither hosts/ nor switches/"):
+        lint(spec, deployed=tmp_path)
+
+
+def test_cli_deployed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, root = site("lab", tmp_path)
+    spec_file = str(base_path("lab"))
+    assert main(["lint", spec_file, "--deployed", str(root)]) == 0
+    edit(root / "hosts" / "lab02" / "nccl.conf", "NCCL_IB_TC=106", "NCCL_IB_TC=96")
+    capsys.readouterr()
+    assert main(["lint", spec_file, "--deployed", str(root), "--format", "parsable"]) == 1
+    out = capsys.readouterr().out
+    assert f"{root}/hosts/lab02/nccl.conf:3:1: [error] lab02: nccl.conf has NCCL_IB_TC=96" in out
