@@ -236,25 +236,25 @@ class LintContext:
         return ("fabric", "tiers")
 
     @cached_property
-    def link_at(self) -> dict[tuple[str, str], Link]:
-        """The (first) planned link at each end."""
-        out: dict[tuple[str, str], Link] = {}
-        for link in self.plan.links:
-            out.setdefault((link.a_device, link.a_port), link)
-            out.setdefault((link.b_device, link.b_port), link)
-        return out
-
-    @cached_property
-    def shared_ends(self) -> dict[tuple[str, str], list[Link]]:
-        """Ends that carry more than one planned link, with all their links in plan order."""
-        first = self.link_at
-        out: dict[tuple[str, str], list[Link]] = {}
+    def _ends(self) -> tuple[dict[tuple[str, str], Link], dict[tuple[str, str], list[Link]]]:
+        first: dict[tuple[str, str], Link] = {}
+        shared: dict[tuple[str, str], list[Link]] = {}
         for link in self.plan.links:
             for end in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
-                owner = first[end]
+                owner = first.setdefault(end, link)
                 if owner is not link:
-                    out.setdefault(end, [owner]).append(link)
-        return out
+                    shared.setdefault(end, [owner]).append(link)
+        return first, shared
+
+    @property
+    def link_at(self) -> dict[tuple[str, str], Link]:
+        """The (first) planned link at each end."""
+        return self._ends[0]
+
+    @property
+    def shared_ends(self) -> dict[tuple[str, str], list[Link]]:
+        """Ends that carry more than one planned link, with all their links in plan order."""
+        return self._ends[1]
 
     @cached_property
     def hosts(self) -> dict[str, Host]:

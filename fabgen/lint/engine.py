@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabgen._gc import paused_gc
 from fabgen.lint.config import LintConfig, config_from_mapping
 from fabgen.lint.context import LintContext
 from fabgen.lint.deployed import Deployed, read_deployed
@@ -63,19 +64,22 @@ def run_lint(spec: ClusterSpec, plan: FabricPlan | None = None, wiring: WiringIn
         plan = build_plan(spec, spec.source)
     settings = _config(config)
     found = deployed if isinstance(deployed, Deployed) or deployed is None else read_deployed(deployed, plan)
-    ctx = LintContext(spec, plan, _observed(wiring, plan), found)
+    with paused_gc():
+        observed = _observed(wiring, plan)
+    ctx = LintContext(spec, plan, observed, found)
     doc = ctx.doc
     suppressions = parse_suppressions(doc.text, doc.file) if doc is not None else None
     findings: dict[tuple[object, ...], Finding] = {}
-    for rule in RULES:
-        severity = settings.severity_of(rule)
-        if severity is None:
-            continue
-        for hit in rule.check(ctx):
-            finding = Finding(rule.code, rule.slug, severity, hit.message, hit.location, hit.hint, hit.related)
-            if suppressions is not None and suppressions.covers(finding):
+    with paused_gc():  # the indexes rules build are large and all stay alive: nothing for the collector to find
+        for rule in RULES:
+            severity = settings.severity_of(rule)
+            if severity is None:
                 continue
-            findings.setdefault((finding.code, finding.location, finding.message), finding)
+            for hit in rule.check(ctx):
+                finding = Finding(rule.code, rule.slug, severity, hit.message, hit.location, hit.hint, hit.related)
+                if suppressions is not None and suppressions.covers(finding):
+                    continue
+                findings.setdefault((finding.code, finding.location, finding.message), finding)
     ordered = sorted(findings.values(), key=Finding.sort_key)
     return LintResult(ordered, found.notes if found is not None else ())
 
