@@ -11,39 +11,60 @@
 Rules live in :mod:`fabgen.lint.rules` (one module per family) and are listed
 in :data:`fabgen.lint.registry.RULES`; ``fabgen rules`` and ``fabgen explain``
 print their documentation.
+
+Names are imported on first use: the command line imports this package to
+register its subcommands, and ``fabgen validate`` should not pay for the rules.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
+from typing import TYPE_CHECKING, Any
 
-from fabgen.lint.config import LintConfig, config_for, find_config, load_config
-from fabgen.lint.docs import explain, rules_markdown
-from fabgen.lint.engine import LintResult, lint, run_lint
-from fabgen.lint.finding import Finding, Location, Severity
-from fabgen.lint.formats import FORMATS, format_findings
-from fabgen.lint.registry import RULES, Rule, get_rule
+if TYPE_CHECKING:
+    from fabgen.lint.config import LintConfig, config_for, find_config, load_config
+    from fabgen.lint.docs import explain, rules_markdown
+    from fabgen.lint.engine import LintResult, lint, run_lint
+    from fabgen.lint.finding import Finding, Location, Severity
+    from fabgen.lint.formats import FORMATS, format_findings
+    from fabgen.lint.registry import RULES, Rule, get_rule
 
-__all__ = [
-    "FORMATS",
-    "RULES",
-    "Finding",
-    "LintConfig",
-    "LintResult",
-    "Location",
-    "Rule",
-    "Severity",
-    "config_for",
-    "explain",
-    "find_config",
-    "format_findings",
-    "get_rule",
-    "lint",
-    "load_config",
-    "rules_markdown",
-    "run_lint",
-]
+_EXPORTS: dict[str, str] = {
+    "FORMATS": "formats",
+    "RULES": "registry",
+    "Finding": "finding",
+    "LintConfig": "config",
+    "LintResult": "engine",
+    "Location": "finding",
+    "Rule": "registry",
+    "Severity": "finding",
+    "config_for": "config",
+    "explain": "docs",
+    "find_config": "config",
+    "format_findings": "formats",
+    "get_rule": "registry",
+    "lint": "engine",
+    "load_config": "config",
+    "rules_markdown": "docs",
+    "run_lint": "engine",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 
 class _CallableModule(types.ModuleType):
@@ -54,8 +75,8 @@ class _CallableModule(types.ModuleType):
     parent); calling the module keeps ``fabgen.lint(spec, plan)`` working after that.
     """
 
-    def __call__(self, *args: object, **kwargs: object) -> list[Finding]:
-        return lint(*args, **kwargs)  # type: ignore[arg-type]
+    def __call__(self, *args: Any, **kwargs: Any) -> list[Finding]:
+        return __getattr__("lint")(*args, **kwargs)  # type: ignore[no-any-return]
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -239,18 +239,18 @@ def nccl_tc_mismatch(ctx: LintContext) -> Iterator[Hit]:
             value = parsed[raw]
             if value is None or (value == -1 and var != "NCCL_IB_TC") or not 0 <= value <= 255:
                 continue
-            if value >> 2 in roce.dscps and (value & 0b11 == want_ect or not want_ect):
+            if ctx.plan.qos.dscp_to_priority[value >> 2] == roce.priority and (value & 0b11 == want_ect or not want_ect):
                 continue
             path = ctx.env_path(host, var) if var.startswith("NCCL_") else ("nic",)
             seen.setdefault((path, var, value), []).append(host.name)
     for (path, var, value), hosts in seen.items():
         dscp, ecn = value >> 2, value & 0b11
         where = f"on {plural(len(hosts), 'host')} ({preview(hosts)})"
-        if dscp not in roce.dscps:
-            priority = ctx.plan.qos.dscp_to_priority[dscp]
-            lossy = "" if priority in ctx.plan.qos.lossless_priorities else ", a lossy priority"
-            reason = (f"is DSCP {dscp}, not the RoCE class's DSCP {'/'.join(map(str, roce.dscps))}: "
-                      f"switches put it on priority {priority}{lossy}")
+        priority = ctx.plan.qos.dscp_to_priority[dscp]
+        if priority != roce.priority:
+            lossy = "" if priority in ctx.plan.qos.lossless_priorities else ", a lossy one"
+            reason = (f"is DSCP {dscp}, which switches put on priority {priority}{lossy}, not on RoCE's "
+                      f"priority {roce.priority}")
         else:
             reason = (f"carries ECN bits {_ECN_NAMES[ecn]}, but the RoCE queue marks ECN for DCQCN: "
                       "switches never mark Not-ECT packets, so senders are never slowed")
