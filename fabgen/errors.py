@@ -7,14 +7,26 @@ exits 2, so no traceback ever reaches an operator for bad input. A
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+MAX_MESSAGE = 600
+"""Longest message (and data path) printed; longer ones, which only echo hostile input, are cut."""
+
+
+def printable(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as one line safe for a terminal or CI log: control characters escaped, length capped."""
+    text = _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One located problem: ``file:line:col: message (at data.path)``.
 
-    ``line`` and ``col`` are 1-based; 0 means unknown.
+    ``line`` and ``col`` are 1-based; 0 means unknown. The printed form is always
+    one printable line, whatever the input smuggled into the message or path.
     """
 
     message: str
@@ -24,12 +36,12 @@ class Problem:
     path: str = ""
 
     def __str__(self) -> str:
-        where = self.file
+        where = printable(self.file, 4096)
         if self.line:
             where += f":{self.line}:{self.col or 1}"
-        text = f"{where}: {self.message}"
+        text = f"{where}: {printable(self.message)}"
         if self.path:
-            text += f" (at {self.path})"
+            text += f" (at {printable(self.path, 200)})"
         return text
 
 
