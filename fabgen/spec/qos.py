@@ -20,7 +20,7 @@ Priority = Annotated[int, Field(ge=0, le=7)]
 class Ecn(SpecModel):
     """ECN marking thresholds of a queue (WRED in ECN mode: mark, never drop)."""
 
-    min: Size
+    min: Annotated[Size, Field(ge=1)]
     max: Size
     probability: Annotated[int, Field(ge=1, le=100)] = 20
     """Marking probability at ``max``, in percent."""
