@@ -20,6 +20,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# The API's verbs share their names with subpackages (fabgen.plan, fabgen.render,
+# fabgen.lint). Importing a package binds it as an attribute of its parent the
+# first time, so load the (light) packages here, before the functions are bound:
+# a later ``import fabgen.render.registry`` then cannot replace ``fabgen.render``.
+import fabgen.lint
+import fabgen.plan
+import fabgen.render
 from fabgen.errors import FabgenError, OutputError, Problem, SpecError
 from fabgen.pipeline import __version__, generate, load_spec, plan, render
 

@@ -89,13 +89,17 @@ def _build_plan(spec: ClusterSpec, doc: SourceDoc | None) -> FabricPlan:
         if link.role == "host-leaf":
             host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
-    planned_hosts = tuple(
-        host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                  mgmt[len(switches) + i] if mgmt else None, host_links, default_qos)
-        for i, slot in enumerate(hosts)
-    )
+    try:
+        planned_hosts = tuple(
+            host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
+                      mgmt[len(switches) + i] if mgmt else None, host_links, default_qos)
+            for i, slot in enumerate(hosts)
+        )
+        firmware = firmware_intents(spec, default_qos)
+    except ValueError as exc:  # a NIC setting the driver cannot take (the intents refuse it)
+        raise _relocate(SpecError([Problem(f"NIC policy cannot be applied: {exc}", file="nic")]), doc, ("nic",)) from None
     return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
-                      links=tuple(links), qos=default_qos, firmware=firmware_intents(spec, default_qos))
+                      links=tuple(links), qos=default_qos, firmware=firmware)
 
 
 def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple) -> SpecError:

@@ -38,8 +38,10 @@ def pfc_priorities(spec: ClusterSpec, qos: QosIntent) -> tuple[int, ...]:
 
 
 def _dcqcn(spec: ClusterSpec, qos: QosIntent) -> DcqcnIntent:
+    """DCQCN reacts on the lossless priorities and on RoCE's own (RoCE may run lossy with DCQCN alone)."""
     policy = spec.nic.dcqcn
-    return DcqcnIntent.from_names(policy.enabled, pfc_priorities(spec, qos), policy.rp, policy.np)
+    priorities = sorted({*pfc_priorities(spec, qos), qos.roce.priority})
+    return DcqcnIntent.from_names(policy.enabled, priorities, policy.rp, policy.np)
 
 
 def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...]]:
@@ -50,10 +52,18 @@ def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple
     for cls in qos.classes:
         if cls.strict:
             tsa[cls.queue] = "strict"
-        elif cls.weight is not None:
+    for cls in qos.classes:
+        if cls.weight is not None and tsa[cls.queue] == "ets":  # a queue shared with a strict class is strict
             bandwidth[cls.queue] += cls.weight
-    if not any(bandwidth[tc] for tc in range(8) if tsa[tc] == "ets"):
-        bandwidth[next(tc for tc in range(8) if tsa[tc] == "ets")] = 100
+    ets = [tc for tc in range(8) if tsa[tc] == "ets"]
+    if ets and sum(bandwidth[tc] for tc in ets) != 100:
+        # Weights of classes moved to strict queues are gone: give the rest to the ETS queues that have weight.
+        weighted = [tc for tc in ets if bandwidth[tc]] or ets[:1]
+        total = sum(bandwidth[tc] for tc in weighted) or 1
+        shares = [bandwidth[tc] * 100 // total if bandwidth[tc] else 100 // len(weighted) for tc in weighted]
+        shares[0] += 100 - sum(shares)
+        for tc, share in zip(weighted, shares):
+            bandwidth[tc] = share
     return prio_tc, tuple(tsa), tuple(bandwidth)
 
 
