@@ -107,9 +107,9 @@ def test_filters_accept_tagged_and_lazy_inputs() -> None:
 
 
 def test_filter_errors_carry_file_line(tmp_path: Path) -> None:
+    filters = _filters()  # skips without ansible
     from ansible.errors import AnsibleFilterError
 
-    filters = _filters()
     bad = _bad_spec(tmp_path)
     with pytest.raises(AnsibleFilterError, match=rf"{bad}:\d+:\d+: Input should be less than or equal to 63"):
         filters["fabgen_host_files"](str(bad), "lab01")
