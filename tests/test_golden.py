@@ -21,7 +21,7 @@ from tests.helpers import EXAMPLE_NAMES, ROOT, example
 GOLDEN = ROOT / "tests" / "golden"
 DIGEST_ONLY = {"llama3-24k"}
 SAMPLES = ("switches/leaf-r0-p00-01", "switches/spine-p00-01", "switches/super-pl00-01",
-           "hosts/gt00001/", "hosts/_profiles/", "cabling.csv")
+           "hosts/gt00001/", "hosts/_profiles/")
 
 
 @cache
