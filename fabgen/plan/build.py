@@ -89,10 +89,11 @@ def _build_plan(spec: ClusterSpec, doc: SourceDoc | None) -> FabricPlan:
         if link.role == "host-leaf":
             host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
+    nic_memo: dict[object, object] = {}
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      mgmt[len(switches) + i] if mgmt else None, host_links, default_qos)
+                      mgmt[len(switches) + i] if mgmt else None, host_links, default_qos, nic_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)

@@ -27,7 +27,8 @@ def topology_file_path(spec: ClusterSpec) -> str:
 
 
 def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, override: HostOverride | None,
-              pod: int, mgmt: str | None, host_links: dict[tuple[str, str], Link], qos: QosIntent) -> Host:
+              pod: int, mgmt: str | None, host_links: dict[tuple[str, str], Link], qos: QosIntent,
+              memo: dict[object, object] | None = None) -> Host:
     profile = spec.host_profiles[profile_name]
     out = set(override.nics_out_of_service) if override else set()
     ordered = profile.backend_nics() + [n for n in profile.nics if n.rail is None]
@@ -41,7 +42,7 @@ def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, overr
         ))
     env = nccl_environment(spec, profile_name, nics, qos, override)
     return Host(name=name, profile=profile_name, group=group, pod=pod, mgmt=mgmt, nics=tuple(nics),
-                nccl_env=env, nic_intent=host_nic_intent(spec, name, tuple(nics), qos), description=override.description if override else "")
+                nccl_env=env, nic_intent=host_nic_intent(spec, name, tuple(nics), qos, memo), description=override.description if override else "")
 
 
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)

@@ -410,6 +410,19 @@ class HostNicIntent:
 
     # Derived views: representation changes only, so templates never compute.
 
+    def for_host(self, host: str) -> HostNicIntent:
+        """The same intent for another host of the same profile and NICs.
+
+        Only the name is new, so only the name is checked: re-validating 64-entry
+        tables for each of 3,000 identical hosts was a third of planning time.
+        """
+        _check(bool(_HOST.match(host)), f"host name {host!r} is not safe in a script")
+        twin = object.__new__(HostNicIntent)
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            object.__setattr__(twin, name, getattr(self, name))
+        object.__setattr__(twin, "host", host)
+        return twin
+
     @property
     def pfc_enabled(self) -> tuple[int, ...]:
         """8 entries of 0/1, index = priority (``mlnx_qos --pfc`` order)."""
