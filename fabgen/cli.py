@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fabgen.errors import FabgenError
+from fabgen.errors import FabgenError, Problem
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
@@ -207,6 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # an unwritable or vanished output or template path: one line, not a traceback
+        where = exc.filename if exc.filename is not None else "fabgen"
+        print(Problem(f"{exc.strerror or exc}", file=str(where)), file=sys.stderr)
+        return EXIT_INPUT
 
 
 if __name__ == "__main__":

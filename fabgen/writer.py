@@ -10,11 +10,13 @@ fabgen wrote; anything else in the directory is the operator's and is kept.
 from __future__ import annotations
 
 import difflib
+import glob
 import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
@@ -74,6 +76,14 @@ def read_manifest(out_dir: Path) -> dict | None:  # type: ignore[type-arg]
         return None
     if not isinstance(manifest, dict) or manifest.get("generator") != "fabgen" or not isinstance(manifest.get("files"), dict):
         return None
+    for rel, entry in manifest["files"].items():  # a corrupt or forged entry disowns the whole directory
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k, ""), str) for k in ("target", "device")):
+            return None
+        try:
+            if safe_relpath(rel) != rel:
+                return None
+        except OutputError:
+            return None
     return manifest
 
 
@@ -118,6 +128,7 @@ def recover(out_dir: Path) -> None:
     parent, name = out_dir.parent, out_dir.name
     if not parent.is_dir():
         return
+    name = glob.escape(name)  # an output named "*" must not claim the leftovers of every sibling output
     olds = sorted(parent.glob(f".{name}{_OLD_TAG}*"))
     if olds and not out_dir.exists():
         os.rename(olds[-1], out_dir)
@@ -160,16 +171,21 @@ def write_tree(
     encoded = {safe_relpath(p): text.encode("utf-8") for p, text in files.items()}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     recover(out_dir)
-    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+    if out_dir.is_symlink():
+        raise OutputError([Problem("is a symlink; fabgen does not write through symlinks (name the real directory)",
+                                   file=str(out_dir))])
+    if out_dir.exists() and not out_dir.is_dir():
         raise OutputError([Problem("exists and is not a directory", file=str(out_dir))])
     old = read_manifest(out_dir) if out_dir.exists() else None
     if out_dir.exists() and old is None and any(out_dir.iterdir()) and not force:
         raise OutputError([Problem(
-            f"directory is not empty and has no fabgen {MANIFEST}; refusing to write into it (use --force)",
+            f"directory is not empty and has no fabgen {MANIFEST} (or an invalid one); refusing to write into it (use --force)",
             file=str(out_dir))])
     old_files: dict[str, Owner] = {
         p: (e.get("target", ""), e.get("device", "")) for p, e in (old or {}).get("files", {}).items()
     }
+    if out_dir.exists():
+        _refuse_foreign_entries(out_dir, encoded, old_files, force)
     all_owners = dict(owners)
     result = WriteResult()
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_TMP_TAG}", dir=out_dir.parent))
@@ -195,6 +211,57 @@ def write_tree(
         _quietly_remove(tmp)
         raise
     return result
+
+
+def _refuse_foreign_entries(out_dir: Path, new: Mapping[str, bytes], old_files: Mapping[str, Owner], force: bool) -> None:
+    """Refuse to replace what fabgen did not write: a file, symlink or directory where a new file (or its folder) goes.
+
+    Generated files listed in the old manifest are fabgen's to replace. ``force``
+    lets fabgen replace other files and symlinks (the link, never what it points
+    to); a directory in the way of a file is never removed.
+    """
+    kinds: dict[str, str] = {}
+
+    def kind(rel: str) -> str:
+        if rel not in kinds:
+            try:
+                mode = os.lstat(out_dir / rel).st_mode
+            except FileNotFoundError:
+                mode = None
+            except NotADirectoryError:
+                mode = None
+            kinds[rel] = ("missing" if mode is None else "symlink" if stat.S_ISLNK(mode)
+                          else "directory" if stat.S_ISDIR(mode) else "file")
+        return kinds[rel]
+
+    problems: list[Problem] = []
+    reported: set[str] = set()
+    for rel in sorted(new):
+        parts = PurePosixPath(rel).parts
+        for depth in range(1, len(parts) + 1):
+            here = "/".join(parts[:depth])
+            found = kind(here)
+            last = depth == len(parts)
+            if found == "missing":
+                break
+            if found == "directory" and not last:
+                continue
+            if here in reported:
+                break
+            reported.add(here)
+            if found == "directory":
+                problems.append(Problem(f"{here} is a directory fabgen did not create, where it writes a file; "
+                                        "move it away", file=str(out_dir)))
+            elif not force and not (found == "file" and here in old_files):
+                what = "a symlink" if found == "symlink" else "a file fabgen did not create"
+                needs = "writes this file" if last else "needs a directory"
+                problems.append(Problem(f"{here} is {what}, where fabgen {needs}; move it away (or use --force "
+                                        "to replace it)", file=str(out_dir)))
+            break
+        if len(problems) >= 20:
+            break
+    if problems:
+        raise OutputError(problems)
 
 
 _IO_THREADS = 16
