@@ -71,6 +71,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from fabgen.pipeline import generate, load_spec
     from fabgen.writer import Drift
 
+    if args.templates and not Path(args.templates).is_dir():  # a typo must not fall back to the shipped templates
+        raise FabgenError([Problem("--templates: no such directory", file=args.templates)])
     spec = load_spec(Path(args.spec))
     result = generate(
         spec, Path(args.output), targets=args.only or None, devices=args.device or None,

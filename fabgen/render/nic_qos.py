@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import jinja2
 
+from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import Host
 from fabgen.plan.nic_intent import FirmwareIntent, HostNicIntent
 from fabgen.render.environment import environment, shell_quote
@@ -49,8 +50,10 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
     text = cache.get(key)
     if text is None:
         text = cache[key] = render_nic_script(key, context.env)
-        if text.count(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n") != 1:
-            raise AssertionError("roce-nic.sh template must print the host name on exactly one line")
+        if text.count(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n") != 1:  # a user's overlay may not
+            where = context.env.get_template(NIC_SCRIPT_TEMPLATE).filename or NIC_SCRIPT_TEMPLATE
+            raise OutputError([Problem("the roce-nic.sh template must print 'readonly HOST={{ intent.host "
+                                       "| shell_quote }}' on exactly one line", file=where)])
     text = text.replace(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n", f"\n{_HOST_LINE}{shell_quote(host.name)}\n", 1)
     return {f"hosts/{host.name}/roce-nic.sh": text}
 

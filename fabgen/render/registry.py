@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import fnmatch
 import multiprocessing
+import os
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from jinja2 import TemplateError
+from jinja2 import TemplateError, TemplateNotFound, TemplateSyntaxError
 from jinja2 import Environment
 
 from fabgen._gc import paused_gc
@@ -158,10 +160,12 @@ def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[i
             lookup = devices_by_target[t_index] = dict(devices_of(plan, target))
         try:
             produced = target.render(context, lookup[name])
-        except TemplateError as exc:
-            where = getattr(exc, "filename", None) or getattr(exc, "name", None) or target.name
-            line = getattr(exc, "lineno", None)
-            problems.append(Problem(f"template error: {exc}", file=str(where), line=line or 0))
+        except Exception as exc:
+            problem = template_problem(exc, target.name, templates)
+            if problem is None:
+                raise  # not a template's doing: a bug in fabgen, keep its traceback
+            if problem not in problems:  # the same template line fails once per device: say it once
+                problems.append(problem)
             continue
         for path, text in produced.items():
             files[path] = text
@@ -169,6 +173,33 @@ def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[i
             if target.validate is not None:
                 problems.extend(target.validate(path, text))
     return files, owners, problems
+
+
+def template_problem(exc: Exception, target: str, user_templates: Path | None) -> Problem | None:
+    """``template:line: template error: ...`` for an exception raised while a template rendered.
+
+    Jinja2 rewrites the traceback of any error raised during rendering so that it
+    ends in frames of the template files (a ``__jinja_exception__`` global marks
+    them); the innermost one names the template and line at fault. A
+    :class:`TemplateError` (undefined name, sandbox refusal, syntax, missing
+    include) is always the template's; any other exception (``1/0``, runaway
+    recursion) only when it was raised in the user's overlay.
+    """
+    where: tuple[str, int] | None = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if "__jinja_exception__" in frame.f_globals:
+            where = (frame.f_code.co_filename, lineno)
+    if isinstance(exc, TemplateSyntaxError) and exc.filename:
+        where = (exc.filename, exc.lineno)
+    if not isinstance(exc, TemplateError):
+        overlay = os.path.abspath(user_templates) + os.sep if user_templates is not None else None
+        if where is None or overlay is None or not os.path.abspath(where[0]).startswith(overlay):
+            return None
+    if where is None:
+        where = (getattr(exc, "filename", None) or getattr(exc, "name", None) or target, getattr(exc, "lineno", 0) or 0)
+    kind = ("no such template: " if isinstance(exc, TemplateNotFound)
+            else "" if isinstance(exc, TemplateError) else f"{type(exc).__name__}: ")
+    return Problem(f"template error: {kind}{exc}", file=str(where[0]), line=where[1] or 0)
 
 
 _FORKED: tuple[FabricPlan, list[Target], list[tuple[int, str]], Path | None] | None = None
