@@ -28,6 +28,7 @@ EOS-specific decisions made here, each for a reason:
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 from dataclasses import dataclass
@@ -271,13 +272,22 @@ def _load_balance(switch: Switch) -> LoadBalance:
 def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     """The structured config of one EOS switch."""
     qos = switch.qos
+    base = _qos_path(plan, switch)
+    try:
+        watchdog = _watchdog(switch, qos.watchdog)
+    except OutputError as exc:
+        raise _at_spec(plan, exc, (*base, "pfc", "watchdog", "action")) from None
+    try:
+        tx_queues = _tx_queues(switch, qos)
+    except OutputError as exc:
+        raise _at_spec(plan, exc, (*base, "classes")) from None
     profile = QosProfile(
         name=profile_name(plan, qos),
         trust=qos.trust,
         pfc_enabled=bool(qos.lossless_priorities),
         no_drop_priorities=tuple(qos.lossless_priorities),
-        watchdog=_watchdog(switch, qos.watchdog),
-        tx_queues=_tx_queues(switch, qos),
+        watchdog=watchdog,
+        tx_queues=tx_queues,
     )
     mtu = eos_mtu(qos.mtu)
     notes = []
@@ -305,6 +315,21 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
         loopback=IpInterface("Loopback0", switch.loopback),
         management=management,
     )
+
+
+def _qos_path(plan: FabricPlan, switch: Switch) -> tuple[str | int, ...]:
+    """Where the switch's QoS policy is written: its switch override's, or the cluster's."""
+    for index, override in enumerate(plan.spec.fabric.switch_overrides):
+        if fnmatch.fnmatchcase(switch.name, override.match):
+            return ("fabric", "switch_overrides", index, "qos")
+    return ("qos",)
+
+
+def _at_spec(plan: FabricPlan, exc: OutputError, path: tuple[str | int, ...]) -> OutputError:
+    """The same refusal, located at the spec line an operator has to change."""
+    if plan.source is None:
+        return exc
+    return OutputError([plan.source.problem(p.message, path) for p in exc.problems])
 
 
 # -- target -----------------------------------------------------------------------------
