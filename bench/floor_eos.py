@@ -1,0 +1,70 @@
+"""The floor: EOS configs written with plain string joins, no templates.
+
+It starts from the same structured config as the ``eos`` target
+(:func:`fabgen.render.eos.eos_config`) and must produce the same bytes
+(``bench/run.py`` asserts it), so the difference in time is what Jinja2
+templating costs over just producing the text.
+"""
+
+from __future__ import annotations
+
+from fabgen.plan import FabricPlan
+from fabgen.render.eos import eos_config
+
+
+def _config(c) -> str:  # type: ignore[no-untyped-def]
+    out = [f"! fabgen: {c.title}", "! generated from the cluster spec: change the spec, not this file"]
+    out += [f"! {n}" for n in c.notes]
+    out += ["!", f"hostname {c.hostname}", "!"]
+    out += [f"qos map dscp {' '.join(map(str, m.dscps))} to traffic-class {m.traffic_class}" for m in c.dscp_maps]
+    out += [f"qos map traffic-class {m.traffic_class} to tx-queue {m.tx_queue}" for m in c.tx_queue_maps]
+    for p in c.qos_profiles:
+        out += ["!", f"qos profile {p.name}", f"   qos trust {p.trust}"]
+        if p.pfc_enabled:
+            out.append("   priority-flow-control on")
+            out += [f"   priority-flow-control priority {x} no-drop" for x in p.no_drop_priorities]
+        else:
+            out.append("   no priority-flow-control")
+        w = p.watchdog
+        if w.enabled:
+            out += ["   priority-flow-control pause watchdog",
+                    f"   priority-flow-control pause watchdog port timer timeout {w.timeout} polling-interval "
+                    f"{w.polling_interval} recovery-time {w.recovery_time}",
+                    f"   priority-flow-control pause watchdog port action {w.action}"]
+        for q in p.tx_queues:
+            out += ["   !", f"   tx-queue {q.id}", f"      !! {q.comment}"]
+            out += ["      priority strict"] if q.strict else ["      no priority", f"      bandwidth percent {q.bandwidth_percent}"]
+            if q.ecn:
+                e = q.ecn
+                out.append(f"      random-detect ecn minimum-threshold {e.minimum} {e.units} maximum-threshold "
+                           f"{e.maximum} {e.units} max-mark-probability {e.probability} weight {e.weight}")
+    d = c.watchdog_defaults
+    out += ["!", f"priority-flow-control pause watchdog default timeout {d.timeout}",
+            f"priority-flow-control pause watchdog default recovery-time {d.recovery_time}",
+            f"priority-flow-control pause watchdog default polling-interval {d.polling_interval}"]
+    if d.action:
+        out.append(f"priority-flow-control pause watchdog action {d.action}")
+    lb = c.load_balance
+    if lb.notes or lb.sand_profile:
+        out.append("!")
+        out += [f"! {n}" for n in lb.notes]
+        if lb.sand_profile:
+            s = lb.sand_profile
+            out += ["load-balance policies", f"   load-balance sand profile {s.name}",
+                    f"      fields udp dst-port {s.udp_dst_port}", f"         payload bytes {s.payload_bytes}"]
+    for i in c.ethernet_interfaces:
+        out += ["!", f"interface {i.name}"]
+        if i.description:
+            out.append(f"   description {i.description}")
+        out += ["   no shutdown", f"   mtu {i.mtu}", f"   speed {i.speed}", "   no switchport",
+                f"   ip address {i.address}", f"   service-profile {i.service_profile}"]
+    out += ["!", f"interface {c.loopback.name}", f"   ip address {c.loopback.address}"]
+    if c.management:
+        out += ["!", f"interface {c.management.name}", f"   ip address {c.management.address}"]
+    out += ["!", "ip routing", "!", "end"]
+    return "\n".join(out) + "\n"
+
+
+def floor_files(plan: FabricPlan) -> dict[str, str]:
+    """``{switches/NAME.cfg: text}`` for every EOS switch, like the ``eos`` target (without its output check)."""
+    return {f"switches/{s.name}.cfg": _config(eos_config(plan, s)) for s in plan.switches if s.os == "eos"}
