@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from fabgen._gc import paused_gc
 from fabgen.errors import OutputError, Problem
 
 MANIFEST = "manifest.json"
@@ -164,9 +165,25 @@ def write_tree(
 ) -> WriteResult:
     """Replace ``out_dir`` with ``files`` (plus kept files), atomically.
 
+    The collector is paused: after planning a large fabric, every allocation here
+    would otherwise trigger rescans of half a million live plan objects.
+
     ``in_scope`` says which previously generated files this run is responsible
     for (``--only``/``--device``); generated files outside it are carried over.
     """
+    with paused_gc():
+        return _write_tree(files, out_dir, owners, meta, in_scope=in_scope, force=force)
+
+
+def _write_tree(
+    files: Mapping[str, str],
+    out_dir: Path,
+    owners: Mapping[str, Owner],
+    meta: Mapping[str, object],
+    *,
+    in_scope: Callable[[Owner], bool] | None = None,
+    force: bool = False,
+) -> WriteResult:
     out_dir = Path(out_dir)
     encoded = {safe_relpath(p): text.encode("utf-8") for p, text in files.items()}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
