@@ -88,12 +88,15 @@ def read_manifest(out_dir: Path) -> dict | None:  # type: ignore[type-arg]
     return manifest
 
 
-def build_manifest(files: Mapping[str, bytes], owners: Mapping[str, Owner], meta: Mapping[str, object]) -> bytes:
-    entries = {
+def build_manifest(files: Mapping[str, bytes], owners: Mapping[str, Owner], meta: Mapping[str, object],
+                   kept: Mapping[str, Mapping[str, object]] | None = None) -> bytes:
+    """The manifest of ``files`` plus ``kept`` entries carried over unchanged from the previous manifest."""
+    entries: dict[str, Mapping[str, object]] = {
         path: {"sha256": sha256(data), "bytes": len(data), "target": owners[path][0], "device": owners[path][1]}
-        for path, data in sorted(files.items())
+        for path, data in files.items()
     }
-    manifest = {"generator": "fabgen", **meta, "files": entries}
+    entries.update(kept or {})
+    manifest = {"generator": "fabgen", **meta, "files": dict(sorted(entries.items()))}
     return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
 
 
@@ -217,8 +220,10 @@ def _write_tree(
             (result.unchanged if unchanged else result.written).append(rel)
         if out_dir.exists():
             _carry_over(out_dir, tmp, encoded, old_files, in_scope, all_owners, result)
-        kept = {p: (_existing(tmp, p) or b"") for p in all_owners if p not in encoded}
-        manifest = build_manifest({**encoded, **kept}, all_owners, meta)
+        # Files of other devices (a --device/--only run) keep their entries: no need to re-read them.
+        old_entries = (old or {}).get("files", {})
+        kept = {p: old_entries[p] for p in all_owners if p not in encoded and p in old_entries}
+        manifest = build_manifest(encoded, all_owners, meta, kept)
         if _existing(out_dir, MANIFEST) == manifest:
             os.link(out_dir / MANIFEST, tmp / MANIFEST)  # unchanged: keep its mtime like any other file
         else:
@@ -296,7 +301,7 @@ def _make_dirs(root: Path, rels: set[str]) -> None:
         by_depth.setdefault(rel.count("/"), []).append(rel)
     with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
         for depth in sorted(by_depth):
-            list(pool.map(lambda rel: os.mkdir(root / rel), sorted(by_depth[depth])))
+            list(pool.map(lambda rel: os.makedirs(root / rel, exist_ok=True), sorted(by_depth[depth])))
 
 
 def _place(out_dir: Path, tmp: Path, rel: str, data: bytes) -> bool:
@@ -312,13 +317,14 @@ def _place(out_dir: Path, tmp: Path, rel: str, data: bytes) -> bool:
 
 def _carry_over(out_dir: Path, tmp: Path, new: Mapping[str, bytes], old_files: Mapping[str, Owner],
                 in_scope: Callable[[Owner], bool] | None, owners: dict[str, Owner], result: WriteResult) -> None:
+    """Bring over what this run does not own: other devices' files (scoped runs) and the operator's files."""
+    carried: list[tuple[str, bool]] = []
     for root, dirs, names in os.walk(out_dir, followlinks=False):
-        rel_root = Path(root).relative_to(out_dir)
-        for name in names + [d for d in dirs if (Path(root) / d).is_symlink()]:
-            rel = (rel_root / name).as_posix()
+        rel_root = os.path.relpath(root, out_dir)
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            rel = name if rel_root == "." else f"{rel_root}/{name}"
             if rel == MANIFEST or rel in new:
                 continue
-            source = Path(root) / name
             if rel in old_files:
                 owner = old_files[rel]
                 if in_scope is None or in_scope(owner):
@@ -328,11 +334,19 @@ def _carry_over(out_dir: Path, tmp: Path, new: Mapping[str, bytes], old_files: M
             dest = tmp / rel
             if dest.exists() or dest.is_symlink():
                 continue  # the new output occupies this path; the old entry was not a file of ours
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if source.is_symlink():
-                os.symlink(os.readlink(source), dest)
-            else:
-                os.link(source, dest)
+            carried.append((rel, os.path.islink(os.path.join(root, name))))
+    _make_dirs(tmp, {str(PurePosixPath(rel).parent) for rel, _ in carried} - {"."})
+
+    def bring(item: tuple[str, bool]) -> None:
+        rel, is_link = item
+        source, dest = os.path.join(out_dir, rel), os.path.join(tmp, rel)
+        if is_link:
+            os.symlink(os.readlink(source), dest)
+        else:
+            os.link(source, dest)
+
+    with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
+        list(pool.map(bring, carried))
 
 
 def _swap(tmp: Path, out_dir: Path) -> None:
