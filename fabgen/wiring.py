@@ -66,9 +66,11 @@ __all__ = [
     "Origin",
     "dedupe_links",
     "device_name_from_path",
+    "is_cabling_csv",
     "read_cabling_csv",
     "read_lldp",
     "read_wiring",
+    "wiring_files",
 ]
 
 Origin = Literal["lldp", "csv"]
@@ -742,7 +744,7 @@ def dedupe_links(links: Iterable[ObservedLink]) -> list[ObservedLink]:
     return sorted(best.values(), key=_order)
 
 
-def _walk(top: Path) -> list[Path]:
+def wiring_files(top: Path) -> list[Path]:
     """Wiring files under ``top``: sorted walk, hidden entries skipped, known suffixes only."""
     found: list[Path] = []
     for directory, dirs, files in os.walk(top):
@@ -753,7 +755,7 @@ def _walk(top: Path) -> list[Path]:
     return found
 
 
-def _is_csv(path: Path) -> bool:
+def is_cabling_csv(path: Path) -> bool:
     """A ``.csv`` name, or a first line that starts like the cabling header."""
     if path.suffix.lower() == ".csv":
         return True
@@ -782,7 +784,7 @@ def read_wiring(paths: Iterable[Path | str]) -> list[ObservedLink]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files.extend(_walk(path))
+            files.extend(wiring_files(path))
         elif path.exists():
             files.append(path)
         else:
@@ -790,7 +792,7 @@ def read_wiring(paths: Iterable[Path | str]) -> list[ObservedLink]:
     links: list[ObservedLink] = []
     for path in files:
         try:
-            links.extend(read_cabling_csv(path) if _is_csv(path) else read_lldp(path))
+            links.extend(read_cabling_csv(path) if is_cabling_csv(path) else read_lldp(path))
         except FabgenError as exc:
             problems.extend(exc.problems)
     _raise(problems)

@@ -15,7 +15,6 @@ neighbour at all (every cable unplugged).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,9 +23,10 @@ from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
 from fabgen.wiring import (
-    CABLING_COLUMNS,
     ObservedLink,
     device_name_from_path,
+    is_cabling_csv,
+    wiring_files,
     read_cabling_csv,
     read_lldp,
 )
@@ -34,7 +34,6 @@ from fabgen.wiring import (
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
 
-_SUFFIXES = frozenset({".json", ".csv", ".txt", ".kv", ".keyvalue"})
 """What a directory walk picks up; the same as :func:`fabgen.wiring.read_wiring`."""
 
 End = tuple[str, str]
@@ -57,27 +56,6 @@ class Observed:
     reporters: dict[str, str]
 
 
-def _walk(top: Path) -> list[Path]:
-    found: list[Path] = []
-    for directory, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if not name.startswith(".") and Path(name).suffix.lower() in _SUFFIXES:
-                found.append(Path(directory, name))
-    return found
-
-
-def _is_csv(path: Path) -> bool:
-    if path.suffix.lower() == ".csv":
-        return True
-    try:
-        with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-            first = handle.readline(200)
-    except OSError:
-        return False
-    return first.startswith(f"{CABLING_COLUMNS[0]},{CABLING_COLUMNS[1]},")
-
-
 def read_evidence(paths: Iterable[Path | str]) -> Evidence:
     """Read LLDP captures and cabling CSVs (files or directories), like :func:`fabgen.wiring.read_wiring`.
 
@@ -89,7 +67,7 @@ def read_evidence(paths: Iterable[Path | str]) -> Evidence:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files.extend(_walk(path))
+            files.extend(wiring_files(path))
         elif path.exists():
             files.append(path)
         else:
@@ -98,7 +76,7 @@ def read_evidence(paths: Iterable[Path | str]) -> Evidence:
     reporters: dict[str, str] = {}
     for path in files:
         try:
-            if _is_csv(path):
+            if is_cabling_csv(path):
                 found = read_cabling_csv(path)
                 for link in found:
                     reporters.setdefault(link.local_device, str(path))

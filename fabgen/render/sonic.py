@@ -47,6 +47,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.buffers import SwitchBuffers, switch_buffers
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.render.registry import RenderContext, Target
+from fabgen.render.sonic_parse import expand_range
 
 __all__ = [
     "CABLE_LENGTH_NAME",
@@ -317,15 +318,6 @@ def _spec_problem(plan: FabricPlan, message: str, path: tuple[str | int, ...]) -
 # ----------------------------------------------------------------------------- checking
 
 
-def _expand(key: str) -> list[int]:
-    """``"3"`` -> [3]; ``"0-2"`` -> [0, 1, 2]; anything else -> []."""
-    match = re.fullmatch(r"(\d+)(?:-(\d+))?", key)
-    if not match:
-        return []
-    low = int(match.group(1))
-    return list(range(low, int(match.group(2) or low) + 1))
-
-
 def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
@@ -337,7 +329,7 @@ def _per_port(table: Mapping[str, Any]) -> dict[str, dict[int, Any]]:
         if not isinstance(value, Mapping):
             continue
         port, _, index = str(key).partition("|")
-        for i in _expand(index):
+        for i in expand_range(index):
             result.setdefault(port, {})[i] = value
     return result
 

@@ -42,7 +42,8 @@ def _bits(text: Any) -> frozenset[int]:
     return frozenset(int(p) for p in str(text or "").split(",") if p.strip().isdigit())
 
 
-def _indexes(key: str) -> list[int]:
+def expand_range(key: str) -> list[int]:
+    """``"3"`` -> [3]; ``"0-2"`` -> [0, 1, 2]; anything else -> []: SONiC's queue and PG keys."""
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", key)
     if not match:
         return []
@@ -61,7 +62,7 @@ def _port_queues(data: Mapping[str, Any], port: str) -> dict[int, Mapping[str, A
     for key, entry in _table(data, "QUEUE").items():
         name, _, index = str(key).partition("|")
         if name == port and isinstance(entry, Mapping):
-            for q in _indexes(index):
+            for q in expand_range(index):
                 queues[q] = entry
     return queues
 
