@@ -60,6 +60,7 @@ def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def run_scenario(name: str, repeat: int) -> dict[str, Any]:
+    from fabgen.lint.engine import lint
     from fabgen.pipeline import __version__
     from fabgen.plan import build_plan
     from fabgen.render.registry import render_files, targets
@@ -102,13 +103,8 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
             samples.setdefault(f"render {target.name}", []).append(t)
             files.update(produced)
             owners.update(owned)
-        try:
-            from fabgen.lint import lint
-        except ImportError:
-            lint = None
-        if lint is not None:
-            t, _ = _time(lambda: lint(spec, fabric))
-            samples.setdefault("lint", []).append(t)
+        t, _ = _time(lambda: lint(spec, fabric))
+        samples.setdefault("lint", []).append(t)
         with tempfile.TemporaryDirectory(dir=os.environ.get("FABGEN_BENCH_TMP")) as tmp:
             out = Path(tmp) / "out"
             t, _ = _time(lambda: write_tree(files, out, owners, {"fabgen_version": __version__}))
