@@ -227,12 +227,12 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         by_tier["super_spine"] = tiers.super_spine
     ends: dict[str, list[tuple[str, str, str, str, str, str, Link]]] = {s.name: [] for s in slots}
     for link in links:
-        for me, my_port, my_addr, peer, peer_port, peer_addr, direction in (
-            (link.a_device, link.a_port, link.a_address, link.b_device, link.b_port, link.b_address, "up"),
-            (link.b_device, link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down"),
-        ):
-            if me in ends:
-                ends[me].append((my_port, my_addr, peer, peer_port, peer_addr, direction, link))
+        mine = ends.get(link.a_device)
+        if mine is not None:
+            mine.append((link.a_port, link.a_address, link.b_device, link.b_port, link.b_address, "up", link))
+        mine = ends.get(link.b_device)
+        if mine is not None:
+            mine.append((link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down", link))
     qos_cache: dict[int, QosIntent] = {}
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
@@ -251,15 +251,13 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
                 break
         entries = []
+        os_name, speed = tier.os, tier.speed
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = port_index(tier.os, my_port, tier.speed)
+            index = port_index(os_name, my_port, speed)
             entries.append(SwitchPort(
-                name=my_port, index=index,
-                lanes=port_lanes(tier.os, index, tier.speed) if index else (),
-                speed=link.speed, direction=direction, peer_device=peer, peer_port=peer_port,  # type: ignore[arg-type]
-                peer_kind="switch" if peer in ends else "host",
-                address=my_addr, peer_address=peer_addr.split("/")[0], rail=link.rail,
-                description=f"{peer}:{peer_port}",
+                my_port, index, port_lanes(os_name, index, speed) if index else (), link.speed, direction,  # type: ignore[arg-type]
+                peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
+                link.rail, f"{peer}:{peer_port}",
             ))
         entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
         result.append(Switch(
