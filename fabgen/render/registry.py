@@ -9,6 +9,8 @@ produced. Adding an output format is one module and one row here.
 from __future__ import annotations
 
 import fnmatch
+import re
+from functools import lru_cache
 import multiprocessing
 import os
 import traceback
@@ -89,7 +91,13 @@ def device_matches(device: str, patterns: Sequence[str] | None) -> bool:
     """Cluster-wide files (device "") belong to a run only when no device filter is given."""
     if not patterns:
         return True
-    return bool(device) and any(fnmatch.fnmatchcase(device, p) for p in patterns)
+    return bool(device) and _globs(tuple(patterns)).match(device) is not None
+
+
+@lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled regex for a set of globs: matched against thousands of device names per run."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:
@@ -157,7 +165,8 @@ def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[i
         target = chosen[t_index]
         lookup = devices_by_target.get(t_index)
         if lookup is None:
-            lookup = devices_by_target[t_index] = dict(devices_of(plan, target))
+            wanted = {n for i, n in work if i == t_index}
+            lookup = devices_by_target[t_index] = {n: d for n, d in devices_of(plan, target) if n in wanted}
         try:
             produced = target.render(context, lookup[name])
         except Exception as exc:
