@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabgen.errors import SpecError
+from fabgen.errors import Problem, SpecError
 from fabgen.source import SourceDoc
 from fabgen.spec import ClusterSpec
 
@@ -40,7 +40,7 @@ class ExplicitCabling:
                 resolved.append(self._resolve(cable.a, cable.b))
             except ValueError as exc:
                 path = ("fabric", "cabling", index)
-                problems.append(self.doc.problem(str(exc), path) if self.doc else _plain(str(exc)))
+                problems.append(self.doc.problem(str(exc), path) if self.doc else Problem(str(exc), file="fabric.cabling"))
         if problems:
             raise SpecError(problems)
         by_end: dict[tuple[str, str], int] = {}
@@ -90,8 +90,3 @@ class ExplicitCabling:
         assert tiers.super_spine is not None
         return (ad, ap, bd, bp, role, None, min(tiers.spine.speed, tiers.super_spine.speed), True)
 
-
-def _plain(message: str):  # type: ignore[no-untyped-def]
-    from fabgen.errors import Problem
-
-    return Problem(message, file="fabric.cabling")

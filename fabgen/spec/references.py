@@ -9,7 +9,7 @@ be planned from such a spec.
 from __future__ import annotations
 
 from fabgen.errors import Problem
-from fabgen.source import DataPath, SourceDoc
+from fabgen.source import DataPath, SourceDoc, format_path
 from fabgen.spec.cluster import ClusterSpec
 from fabgen.spec.nccl_checks import check_nccl_env
 from fabgen.spec.qos import QosPolicy
@@ -59,7 +59,7 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
         names = group.host_names()
         for name in names:
             if name in seen_hosts:
-                report(f"host {name} is defined twice (also by {_fmt(seen_hosts[name])})", gpath)
+                report(f"host {name} is defined twice (also by {format_path(seen_hosts[name])})", gpath)
             else:
                 seen_hosts[name] = gpath
         name_set = set(names)
@@ -93,8 +93,3 @@ def _check_classes(qos: QosPolicy, path: DataPath, report) -> None:  # type: ign
     if len(others) > 1:
         report(f"only one class can take dscp: other (found {', '.join(others)})", (*path, "classes"))
 
-
-def _fmt(path: DataPath) -> str:
-    from fabgen.source import format_path
-
-    return format_path(path)
