@@ -1,4 +1,4 @@
-"""Pause Python's cyclic garbage collector around allocation-heavy stages.
+"""Pause Python's cyclic garbage collector around allocation-heavy stages (a context manager or a decorator).
 
 Planning a 24k-GPU fabric allocates ~500k small objects that all stay alive;
 the collector would rescan them again and again (a third of the planning time)

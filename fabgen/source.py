@@ -104,6 +104,13 @@ class SourceDoc:
         return Problem(message, file=self.file, line=line, col=col, path=format_path(path))
 
 
+def spec_problem(doc: SourceDoc | None, message: str, path: DataPath) -> Problem:
+    """A problem at ``path`` of the spec: ``file:line:col`` when the source is known, else just the data path."""
+    if doc is not None:
+        return doc.problem(message, path)
+    return Problem(message, file="<spec>", path=format_path(path))
+
+
 def load_source(source: str | Path, *, text: str | None = None) -> SourceDoc:
     """Read and parse a spec. ``source`` names the file; pass ``text`` to parse a string instead."""
     file = str(source)

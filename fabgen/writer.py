@@ -157,6 +157,7 @@ def _existing(out_dir: Path, rel: str) -> bytes | None:
         return None
 
 
+@paused_gc()
 def write_tree(
     files: Mapping[str, str],
     out_dir: Path,
@@ -174,19 +175,6 @@ def write_tree(
     ``in_scope`` says which previously generated files this run is responsible
     for (``--only``/``--device``); generated files outside it are carried over.
     """
-    with paused_gc():
-        return _write_tree(files, out_dir, owners, meta, in_scope=in_scope, force=force)
-
-
-def _write_tree(
-    files: Mapping[str, str],
-    out_dir: Path,
-    owners: Mapping[str, Owner],
-    meta: Mapping[str, object],
-    *,
-    in_scope: Callable[[Owner], bool] | None = None,
-    force: bool = False,
-) -> WriteResult:
     out_dir = Path(out_dir)
     encoded = {safe_relpath(p): text.encode("utf-8") for p, text in files.items()}
     out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ plan even on a 3,072-host fabric.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -141,22 +140,16 @@ class LintContext:
     def qos_groups(self) -> tuple[QosGroup, ...]:
         """Default policy first, then overrides in spec order; only groups with switches."""
         overrides = self.spec.fabric.switch_overrides
-        members: list[list[Switch]] = [[] for _ in range(len(overrides) + 1)]
+        members: dict[tuple[str | int, ...], list[Switch]] = {}
         for switch in self.plan.switches:
-            slot = 0
-            for index, override in enumerate(overrides):
-                if fnmatch.fnmatchcase(switch.name, override.match):
-                    slot = index + 1
-                    break
-            members[slot].append(switch)
+            members.setdefault(switch.qos_path, []).append(switch)
+        order = [("qos",), *(("fabric", "switch_overrides", i, "qos") for i in range(len(overrides)))]
         groups = []
-        for slot, switches in enumerate(members):
+        for path in order:
+            switches = members.get(path)
             if not switches:
                 continue
-            if slot == 0:
-                policy, path = self.spec.qos, ("qos",)
-            else:
-                policy, path = overrides[slot - 1].qos, ("fabric", "switch_overrides", slot - 1, "qos")
+            policy = self.spec.qos if path == ("qos",) else overrides[path[2]].qos  # type: ignore[index]
             groups.append(QosGroup(switches[0].qos, policy, path, tuple(switches)))
         return tuple(groups)
 

@@ -21,7 +21,7 @@ from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
 from fabgen.plan.ports import port_lanes, port_name, port_index
 from fabgen.plan.qos import qos_intent
-from fabgen.source import SourceDoc
+from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
 from fabgen.spec.hosts import HostGroup, HostOverride
@@ -48,12 +48,8 @@ class SwitchSlot:
 RawLink = tuple[str, str, str, str, str, int | None, int, bool]
 
 
+@paused_gc()
 def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
-    with paused_gc():
-        return _build_plan(spec, doc)
-
-
-def _build_plan(spec: ClusterSpec, doc: SourceDoc | None) -> FabricPlan:
     hosts = _expand_hosts(spec)
     tiers = spec.fabric.tiers
     nic_speed = max(n.speed for p in spec.host_profiles.values() for n in p.nics if n.rail is not None)
@@ -104,9 +100,8 @@ def _build_plan(spec: ClusterSpec, doc: SourceDoc | None) -> FabricPlan:
 
 
 def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple) -> SpecError:
-    if doc is None:
-        return exc
-    return SpecError([doc.problem(p.message, path) for p in exc.problems])
+    """The planner's refusal, at the spec line an operator has to change."""
+    return SpecError([spec_problem(doc, p.message, path) for p in exc.problems]) if doc else exc
 
 
 def _expand_hosts(spec: ClusterSpec) -> list[HostSlot]:
@@ -245,10 +240,11 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     result = []
     for i, slot in enumerate(slots):
         tier = by_tier[slot.tier]
-        qos = default_qos
-        for override in overrides:
+        qos, qos_path = default_qos, ("qos",)
+        for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
+                qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         entries = []
         os_name, speed = tier.os, tier.speed
@@ -264,6 +260,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
             loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
+            qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash,
         ))
     return result

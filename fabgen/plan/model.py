@@ -118,6 +118,8 @@ class Switch:
     mgmt: str | None
     ports: tuple[SwitchPort, ...]
     qos: QosIntent
+    qos_path: tuple[str | int, ...]
+    """Where the switch's QoS policy is written in the spec: ``("qos",)`` or its ``switch_overrides`` entry."""
     load_balancing: str
     roce_qp_hash: bool
 

@@ -28,7 +28,6 @@ EOS-specific decisions made here, each for a reason:
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import re
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from fabgen.plan import FabricPlan, Switch, SwitchPort
 from fabgen.plan.model import QosIntent, WatchdogIntent
 from fabgen.render.eos_syntax import MAX_DESCRIPTION, check_text
 from fabgen.render.registry import RenderContext, Target
+from fabgen.source import spec_problem
 
 TEMPLATE = "eos/switch.cfg.j2"
 EOS_MAX_MTU = 9214
@@ -272,7 +272,7 @@ def _load_balance(switch: Switch) -> LoadBalance:
 def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     """The structured config of one EOS switch."""
     qos = switch.qos
-    base = _qos_path(plan, switch)
+    base = switch.qos_path
     try:
         watchdog = _watchdog(switch, qos.watchdog)
     except OutputError as exc:
@@ -317,19 +317,9 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     )
 
 
-def _qos_path(plan: FabricPlan, switch: Switch) -> tuple[str | int, ...]:
-    """Where the switch's QoS policy is written: its switch override's, or the cluster's."""
-    for index, override in enumerate(plan.spec.fabric.switch_overrides):
-        if fnmatch.fnmatchcase(switch.name, override.match):
-            return ("fabric", "switch_overrides", index, "qos")
-    return ("qos",)
-
-
 def _at_spec(plan: FabricPlan, exc: OutputError, path: tuple[str | int, ...]) -> OutputError:
     """The same refusal, located at the spec line an operator has to change."""
-    if plan.source is None:
-        return exc
-    return OutputError([plan.source.problem(p.message, path) for p in exc.problems])
+    return OutputError([spec_problem(plan.source, p.message, path) for p in exc.problems])
 
 
 # -- target -----------------------------------------------------------------------------

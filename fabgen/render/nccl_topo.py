@@ -8,10 +8,11 @@ written, because NCCL aborts on a malformed file and silently ignores a wrong on
 
 from __future__ import annotations
 
-from fabgen.errors import Problem, SpecError
+from fabgen.errors import SpecError
 from fabgen.plan.topology import topology_intent
 from fabgen.render.nccl_topo_check import MAX_NODES, check_topology_xml
 from fabgen.render.registry import RenderContext, Target
+from fabgen.source import spec_problem
 
 TEMPLATE = "nccl/nccl-topo.xml.j2"
 
@@ -28,10 +29,7 @@ def render_topology(context: RenderContext, profile: str) -> str:
         message = (f"profile {profile} makes a {intent.node_count}-node NCCL topology file; NCCL's parser takes at "
                    f"most {MAX_NODES - 1} (fewer once it adds what it detects): use nccl.topology: pci, or fewer "
                    "NUMA nodes, PCIe switches, GPUs or NICs")
-        source = context.plan.spec.source
-        where = ("host_profiles", profile)
-        raise SpecError([source.problem(message, where) if source is not None
-                         else Problem(message, path=f"host_profiles.{profile}")])
+        raise SpecError([spec_problem(context.plan.spec.source, message, ("host_profiles", profile))])
     return context.env.get_template(TEMPLATE).render(topo=intent)
 
 

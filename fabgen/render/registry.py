@@ -124,13 +124,13 @@ def render_files(
     ``jobs > 1`` renders in that many forked worker processes; the result is the
     same bytes in the same order as with one process.
     """
+    chosen = select_targets(target_names_)
     work = [
         (t_index, name)
-        for t_index, target in enumerate(select_targets(target_names_))
+        for t_index, target in enumerate(chosen)
         for name, _ in devices_of(plan, target)
         if device_matches(name, devices)
     ]
-    chosen = select_targets(target_names_)
     with paused_gc():
         if jobs > 1 and len(work) >= PARALLEL_THRESHOLD and "fork" in multiprocessing.get_all_start_methods():
             results = _render_parallel(plan, chosen, work, templates, jobs)

@@ -35,7 +35,6 @@ of :func:`check_config_db` always (they need no libyang); full YANG validation w
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
@@ -48,6 +47,7 @@ from fabgen.plan.buffers import SwitchBuffers, switch_buffers
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.render.registry import RenderContext, Target
 from fabgen.render.sonic_parse import expand_range
+from fabgen.source import spec_problem
 
 __all__ = [
     "CABLE_LENGTH_NAME",
@@ -290,29 +290,19 @@ def _check_watchdog(plan: FabricPlan, switch: Switch) -> None:
     wd = switch.qos.watchdog
     if not wd.enabled or not switch.qos.lossless_priorities:
         return
-    base: tuple[str | int, ...] = ("qos",)
-    for i, override in enumerate(plan.spec.fabric.switch_overrides):
-        if fnmatch.fnmatchcase(switch.name, override.match):
-            base = ("fabric", "switch_overrides", i, "qos")
-            break
+    base = switch.qos_path
     problems = []
     for name, value, (low, high) in (("detect", wd.detect_ms, _DETECT_MS), ("restore", wd.restore_ms, _RESTORE_MS),
                                      ("poll", wd.poll_ms, _POLL_MS)):
         if not low <= value <= high:
             message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is outside SONiC's {low}..{high} ms"
-            problems.append(_spec_problem(plan, message, (*base, "pfc", "watchdog", name)))
+            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
     for name, value in (("detect", wd.detect_ms), ("restore", wd.restore_ms)):
         if value < wd.poll_ms:
             message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is below the poll interval {wd.poll_ms} ms"
-            problems.append(_spec_problem(plan, message, (*base, "pfc", "watchdog", name)))
+            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
     if problems:
         raise OutputError(problems)
-
-
-def _spec_problem(plan: FabricPlan, message: str, path: tuple[str | int, ...]) -> Problem:
-    if plan.source is not None:
-        return plan.source.problem(message, path)
-    return Problem(message, file="<spec>", path=".".join(str(p) for p in path))
 
 
 # ----------------------------------------------------------------------------- checking
