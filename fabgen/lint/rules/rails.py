@@ -220,7 +220,7 @@ def hca_names_unusable_nic(ctx: LintContext) -> Iterator[Hit]:
         Drop the hand-set value (fabgen derives ``NCCL_IB_HCA`` from the profile and
         the out-of-service list), or remove the NIC from it.
     """
-    from fabgen.nccl_vars import parse_if_list
+    from fabgen.targets.nccl.variables import parse_if_list
 
     for use in _hca_uses(ctx):
         parsed = parse_if_list(use.raw)
@@ -301,7 +301,7 @@ def nic_gpu_locality(ctx: LintContext) -> Iterator[Hit]:
 
 def _entries_in_use(ctx: LintContext) -> Iterator[tuple[_HcaUse, list[tuple[object, object]]]]:
     """(use, [(entry, profile NIC)]) for exact-name, non-exclude hand-set lists."""
-    from fabgen.nccl_vars import parse_if_list
+    from fabgen.targets.nccl.variables import parse_if_list
 
     for use in _hca_uses(ctx):
         parsed = parse_if_list(use.raw)
@@ -337,7 +337,7 @@ def hca_rail_mismatch(ctx: LintContext) -> Iterator[Hit]:
         Drop the hand-set value (fabgen writes the rails from the profile), or make
         each entry's rail the profile's.
     """
-    from fabgen.nccl_vars import RAIL_FIELDS_SINCE
+    from fabgen.targets.nccl.variables import RAIL_FIELDS_SINCE
 
     if ctx.nccl_version < RAIL_FIELDS_SINCE:
         return

@@ -137,7 +137,7 @@ def _owner_path(group: QosGroup, dscp: int) -> DataPath:
 
 def _clean_int(text: str) -> int | None:
     """An integer NCCL reads exactly as written (decimal, no junk); None otherwise (FG40x report those)."""
-    from fabgen.nccl_vars import nccl_strtoll
+    from fabgen.targets.nccl.variables import nccl_strtoll
 
     result = nccl_strtoll(text)
     if result.consumed != len(text) or result.overflow or re.match(r"[+-]?0[0-9]", text):
