@@ -35,13 +35,13 @@ from decimal import Decimal
 
 from jinja2 import Environment
 
-from fabgen.errors import OutputError, Problem
+from fabgen.errors import Problem
 from fabgen.plan import FabricPlan, Switch, SwitchPort
 from fabgen.plan.model import QosIntent, WatchdogIntent
+from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
 from fabgen.targets.base import ReadBack, RenderContext, Target
-from fabgen.source import spec_problem
 
 TEMPLATE = "eos/switch.cfg.j2"
 EOS_MAX_MTU = 9214
@@ -197,16 +197,6 @@ def is_sand(switch: Switch) -> bool:
     return bool(_SAND_MODEL.match(switch.model))
 
 
-def interface_speed(switch: Switch, port: SwitchPort) -> str:
-    """``400g-8``: the link speed over as many lanes of the port's native SerDes rate as it needs."""
-    lanes = len(port.lanes)
-    if lanes and switch.speed and (port.speed * lanes) % switch.speed == 0:
-        used = port.speed * lanes // switch.speed
-        if used >= 1:
-            return f"{port.speed}g-{used}"
-    return f"{port.speed}g"
-
-
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
@@ -221,26 +211,14 @@ def _dscp_maps(qos: QosIntent) -> tuple[DscpMap, ...]:
     return tuple(maps)
 
 
-def _watchdog(switch: Switch, wd: WatchdogIntent) -> Watchdog:
-    """Seconds for EOS; an action EOS lacks is refused when the watchdog is on, left out when it is off."""
+def _watchdog(wd: WatchdogIntent) -> Watchdog:
+    """Seconds for EOS; an action EOS lacks (refused at validation when on, see limits.py) is left out when off."""
     action = WATCHDOG_ACTIONS.get(wd.action)
-    if action is None and wd.enabled:
-        raise OutputError([Problem(
-            f"{switch.name}: EOS has no PFC watchdog action {wd.action!r} (it offers drop, notify-only and "
-            f"errdisable); set qos.pfc.watchdog.action: drop for EOS switches", file=f"switches/{switch.name}.cfg")])
     return Watchdog(wd.enabled, seconds(wd.detect_ms), seconds(wd.restore_ms), seconds(wd.poll_ms), action)
 
 
-def _tx_queues(switch: Switch, qos: QosIntent) -> tuple[TxQueue, ...]:
-    by_queue: dict[int, list[str]] = {}
-    for c in qos.classes:
-        by_queue.setdefault(c.queue, []).append(c.name)
-    shared = {q: names for q, names in by_queue.items() if len(names) > 1}
-    if shared:
-        q, names = min(shared.items())
-        raise OutputError([Problem(
-            f"{switch.name}: classes {', '.join(names)} share egress queue {q}; EOS schedules per tx-queue, "
-            "so each class needs its own queue", file=f"switches/{switch.name}.cfg")])
+def _tx_queues(qos: QosIntent) -> tuple[TxQueue, ...]:
+    """One per class: classes sharing a queue are refused at validation (limits.py)."""
     queues = []
     for c in sorted(qos.classes, key=lambda c: c.queue):
         ecn = None
@@ -273,15 +251,8 @@ def _load_balance(switch: Switch) -> LoadBalance:
 def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     """The structured config of one EOS switch."""
     qos = switch.qos
-    base = switch.qos_path
-    try:
-        watchdog = _watchdog(switch, qos.watchdog)
-    except OutputError as exc:
-        raise _at_spec(plan, exc, (*base, "pfc", "watchdog", "action")) from None
-    try:
-        tx_queues = _tx_queues(switch, qos)
-    except OutputError as exc:
-        raise _at_spec(plan, exc, (*base, "classes")) from None
+    watchdog = _watchdog(qos.watchdog)
+    tx_queues = _tx_queues(qos)
     profile = QosProfile(
         name=profile_name(plan, qos),
         trust=qos.trust,
@@ -318,11 +289,6 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     )
 
 
-def _at_spec(plan: FabricPlan, exc: OutputError, path: tuple[str | int, ...]) -> OutputError:
-    """The same refusal, located at the spec line an operator has to change."""
-    return OutputError([spec_problem(plan.source, p.message, path) for p in exc.problems])
-
-
 # -- target -----------------------------------------------------------------------------
 
 
@@ -348,4 +314,5 @@ TARGET = Target(
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,
     read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_qos, "text"),
+    limits=plan_limits,
 )

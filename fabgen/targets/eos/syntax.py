@@ -106,7 +106,7 @@ _LANE_RATES = {10, 25, 50, 100, 200}
 _PLAIN_SPEEDS = {1, 10, 25, 40, 50, 100, 200, 400, 800}
 
 
-def _speed(token: str) -> str | None:
+def speed_problem(token: str) -> str | None:
     """``400g-8`` (speed, lanes), ``100g``; the per-lane rate must be a real SerDes rate."""
     match = re.fullmatch(r"([1-9][0-9]*)g(?:-([1248]))?", token)
     if not match:
@@ -192,7 +192,7 @@ TYPES: dict[str, Validator] = {
     "port-action": _choice("drop", "notify-only", what="watchdog port action"),
     "trust": _choice("dscp", "cos", what="qos trust"),
     "mtu": _integer(68, 9214, "mtu"),
-    "speed": _speed,
+    "speed": speed_problem,
     "interface": _interface,
     "address": _address,
     "udp-port": _integer(1, 65535, "UDP port"),

@@ -8,7 +8,8 @@ written, because NCCL aborts on a malformed file and silently ignores a wrong on
 
 from __future__ import annotations
 
-from fabgen.errors import SpecError
+from fabgen.errors import Problem
+from fabgen.plan import FabricPlan
 from fabgen.plan.topology import topology_intent
 from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
 from fabgen.targets.base import RenderContext, Target
@@ -25,12 +26,20 @@ def topology_path(profile: str) -> str:
 def render_topology(context: RenderContext, profile: str) -> str:
     """The text of ``nccl-topo.xml`` for one host profile."""
     intent = topology_intent(context.plan.spec, profile)
-    if intent.node_count >= MAX_NODES:  # say it at the profile, not at line 400 of the XML
-        message = (f"profile {profile} makes a {intent.node_count}-node NCCL topology file; NCCL's parser takes at "
-                   f"most {MAX_NODES - 1} (fewer once it adds what it detects): use nccl.topology: pci, or fewer "
-                   "NUMA nodes, PCIe switches, GPUs or NICs")
-        raise SpecError([spec_problem(context.plan.spec.source, message, ("host_profiles", profile))])
     return context.env.get_template(TEMPLATE).render(topo=intent)
+
+
+def plan_limits(plan: FabricPlan) -> list[Problem]:
+    """NCCL's parser takes at most MAX_NODES - 1 nodes: say so at the profile, not at line 400 of the XML."""
+    problems = []
+    for profile in plan.spec.host_profiles:
+        count = topology_intent(plan.spec, profile).node_count
+        if count >= MAX_NODES:
+            problems.append(spec_problem(
+                plan.source, f"profile {profile} makes a {count}-node NCCL topology file; NCCL's parser takes at "
+                f"most {MAX_NODES - 1} (fewer once it adds what it detects): use nccl.topology: pci, or fewer "
+                "NUMA nodes, PCIe switches, GPUs or NICs", ("host_profiles", profile)))
+    return problems
 
 
 def _render(context: RenderContext, profile: str) -> dict[str, str]:
@@ -47,4 +56,5 @@ TARGET = Target(
     summary="NCCL topology XML (NCCL_TOPO_FILE) per host profile",
     render=_render,
     check=_validate,
+    limits=plan_limits,
 )

@@ -37,6 +37,7 @@ from fabgen.targets.nvue.parse import (
     parse_nvue_qos,
 )
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.nvue.limits import plan_limits
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"
 TRUST = {"dscp": "l3"}
@@ -380,4 +381,5 @@ TARGET = Target(
     applies=lambda switch: switch.os == "cumulus",
     check=check_nvue_output,
     read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text"),
+    limits=plan_limits,
 )

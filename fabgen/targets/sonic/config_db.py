@@ -42,12 +42,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fabgen.errors import OutputError, Problem
+from fabgen.errors import Problem
 from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_qos
-from fabgen.source import spec_problem
 
 __all__ = [
     "CABLE_LENGTH_NAME",
@@ -75,11 +75,6 @@ EGRESS_LOSSLESS_PROFILE = "egress_lossless_profile"
 EGRESS_LOSSY_PROFILE = "egress_lossy_profile"
 QUEUES = 8
 
-# SONiC's limits (sonic-pfcwd.yang), checked before writing so the error names the spec.
-_DETECT_MS = (100, 5000)
-_RESTORE_MS = (100, 60000)
-_POLL_MS = (100, 1000)
-
 _DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "BackEndSpineRouter"}
 """SONiC's names for the three tiers of a GPU back-end fabric (sonic-device_metadata ``type``)."""
 
@@ -90,14 +85,8 @@ _DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super
 def config_db(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
     """The CONFIG_DB of one SONiC switch as a dict of tables; every value a string."""
     qos = switch.qos
-    _check_watchdog(plan, switch)
     buffers = switch_buffers(plan, switch)
     ports = [p.name for p in switch.ports]
-    for port in switch.ports:
-        if not port.lanes:
-            raise OutputError([Problem(
-                f"{switch.name}: port {port.name!r} is not a SONiC port name (Ethernet<first lane>); "
-                "fix the cabling entry that names it", file="fabric.cabling")])
     lossless = tuple(qos.lossless_priorities)
     tables: dict[str, Any] = {
         "DEVICE_METADATA": _device_metadata(switch),
@@ -285,26 +274,6 @@ def _pfc_wd(qos: QosIntent, ports: list[str]) -> dict[str, Any]:
     return table
 
 
-def _check_watchdog(plan: FabricPlan, switch: Switch) -> None:
-    """Refuse timers SONiC rejects, pointing at the spec line that set them."""
-    wd = switch.qos.watchdog
-    if not wd.enabled or not switch.qos.lossless_priorities:
-        return
-    base = switch.qos_path
-    problems = []
-    for name, value, (low, high) in (("detect", wd.detect_ms, _DETECT_MS), ("restore", wd.restore_ms, _RESTORE_MS),
-                                     ("poll", wd.poll_ms, _POLL_MS)):
-        if not low <= value <= high:
-            message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is outside SONiC's {low}..{high} ms"
-            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
-    for name, value in (("detect", wd.detect_ms), ("restore", wd.restore_ms)):
-        if value < wd.poll_ms:
-            message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is below the poll interval {wd.poll_ms} ms"
-            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
-    if problems:
-        raise OutputError(problems)
-
-
 # ----------------------------------------------------------------------------- checking
 
 
@@ -434,4 +403,5 @@ TARGET = Target(
     applies=lambda switch: switch.os == "sonic",
     check=validate_config_db_text,
     read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_qos, "json"),
+    limits=plan_limits,
 )

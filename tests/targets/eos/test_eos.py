@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 
 import fabgen.pipeline as pipeline
 from fabgen._resources import resource_dir
-from fabgen.errors import OutputError
+from fabgen.errors import SpecError, OutputError
 from fabgen.plan import FabricPlan
 import fabgen.targets.eos.config as eos
 from fabgen.targets.environment import environment
@@ -238,21 +238,19 @@ def test_speed_follows_link_speed() -> None:
     assert {ports[p.name].speed for p in leaf.ports if p.direction == "up"} == {"400g-8"}
 
 
-def test_watchdog_forward_is_refused() -> None:
-    plan = variant(lambda d: d["qos"]["pfc"]["watchdog"].__setitem__("action", "forward"))
-    with pytest.raises(OutputError, match="no PFC watchdog action 'forward'"):
-        render(plan)
+def test_watchdog_forward_is_refused_at_validation() -> None:
+    with pytest.raises(SpecError, match="action forward cannot be carried out .only drop. on EOS") as info:
+        variant(lambda d: d["qos"]["pfc"]["watchdog"].__setitem__("action", "forward"))
+    assert info.value.problems[0].path == "qos.pfc.watchdog.action"
     off = variant(lambda d: d["qos"]["pfc"]["watchdog"].update(action="forward", enabled=False))
     for text in render(off).values():
         assert eos.check_eos_config("x", text) == [] and "watchdog action" not in text
 
 
-def test_classes_sharing_a_queue_are_refused() -> None:
-    switch = LAB_PLAN.switches[0]
-    classes = tuple(dataclasses.replace(c, queue=0) if c.role == "cnp" else c for c in switch.qos.classes)
-    shared = dataclasses.replace(switch, qos=dataclasses.replace(switch.qos, classes=classes))
-    with pytest.raises(OutputError, match="share egress queue 0"):
-        eos.eos_config(LAB_PLAN, shared)
+def test_classes_sharing_a_queue_are_refused_at_validation() -> None:
+    with pytest.raises(SpecError, match="share egress queue 0 on EOS") as info:
+        variant(lambda d: d["qos"]["classes"]["cnp"].__setitem__("queue", 0))
+    assert info.value.problems[0].path == "qos.classes"
 
 
 # -- parse back -------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fabgen.errors import SpecError
 from ruamel.yaml import YAML
 
 from fabgen.errors import OutputError
@@ -45,7 +47,7 @@ def _watchdog_off(data: dict[str, Any]) -> None:
 
 
 def _lab_watchdog(data: dict[str, Any]) -> None:
-    data["qos"]["pfc"]["watchdog"] = {"detect": "250ms", "restore": "400ms", "action": "forward", "poll": "100ms"}
+    data["qos"]["pfc"]["watchdog"] = {"detect": "300ms", "restore": "400ms", "action": "drop", "poll": "100ms"}
 
 
 VARIANTS = {"example": None, "pfc-only": _without_ecn, "watchdog-off": _watchdog_off}
@@ -162,17 +164,30 @@ def test_watchdog_off_still_sets_timers_and_turns_ports_off() -> None:
     assert parse_nvue_qos(startup).watchdog == qos_common.WATCHDOG_OFF
 
 
-def test_watchdog_nvue_cannot_express_is_rounded_and_explained() -> None:
+def test_watchdog_restore_nvue_cannot_set_is_explained() -> None:
     fabric = plan_fabric(load_spec(edited(_lab_watchdog, "cumulus-pod")))
     switch = fabric.switches[0]
     startup = startup_yaml(nvue_config(switch))
     assert check_nvue_startup("startup.yaml", startup) == []
     assert load_set_tree(startup)["qos"]["pfc-watchdog"] == {"polling-interval": 100, "robustness": 3}
-    assert "Spec detect 250 ms is not a multiple of the poll: NVUE acts after 300 ms." in startup
     assert "Spec restore 400 ms cannot be set: NVUE restores after one quiet poll (100 ms)." in startup
-    assert "Spec action 'forward' cannot be set: NVUE always drops." in startup
     # The parse reports what the switch will do, which is not what the plan asked.
     assert parse_nvue_qos(startup).watchdog == (True, 300, 100, "drop")
+
+
+@pytest.mark.parametrize(("watchdog", "field", "message"), [
+    ({"detect": "250ms"}, "detect", "detect 250 ms is not poll (100 ms) x robustness 1..1000"),
+    ({"action": "forward"}, "action", "action forward cannot be carried out (only drop)"),
+])
+def test_watchdog_nvue_cannot_do_is_refused_at_validation(watchdog: dict[str, str], field: str, message: str) -> None:
+    def change(data: dict[str, Any]) -> None:
+        _lab_watchdog(data)
+        data["qos"]["pfc"]["watchdog"].update(watchdog)
+
+    with pytest.raises(SpecError) as info:
+        plan_fabric(load_spec(edited(change, "cumulus-pod")))
+    problem = info.value.problems[0]
+    assert message in problem.message and problem.path == f"qos.pfc.watchdog.{field}" and problem.line
 
 
 def test_policy_without_lossless_class_has_no_pfc_nor_port_watchdog() -> None:
