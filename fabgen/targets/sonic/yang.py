@@ -155,7 +155,6 @@ class _Schema:
     def __init__(self, ly: Any, yang_dir: Path) -> None:
         self.ly = ly
         self.yang_dir = yang_dir
-        self.lock = threading.Lock()
         files = sorted(yang_dir.glob("*.yang"))
         if not files:
             raise FabgenError([Problem(f"no .yang files in {yang_dir}", file=str(yang_dir))])
@@ -293,6 +292,10 @@ def _ref_table(path: str | None) -> str | None:
 _LOGGING_READY = False
 _SCHEMAS: dict[tuple[Path, tuple[tuple[str, int, int], ...]], _Schema] = {}
 _SCHEMAS_LOCK = threading.Lock()
+_LIBYANG_LOCK = threading.Lock()
+"""One lock for every validation, whatever its YANG directory: errors are read from
+libyang's process-global logger (a handler swapped in per run), so two runs must
+never overlap, even against different contexts."""
 
 
 def _import_libyang() -> Any:
@@ -992,7 +995,7 @@ def validate_config_db(
         positions or {},
         UNMODELLED_TABLES_ALLOWED | frozenset(allow_tables),
     )
-    with schema.lock:
+    with _LIBYANG_LOCK:
         run.translate()
         run.check()
         run.validate(max_yang_errors)

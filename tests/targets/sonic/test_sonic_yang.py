@@ -435,3 +435,44 @@ def test_missing_libyang_says_how_to_install(
     text = str(info.value)
     assert "pip install 'fabgen[yang]'" in text
     assert "apt-get install libyang2-dev" in text
+
+
+def test_threads_on_different_yang_dirs_do_not_mix_errors(yang_dir: Path, good: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    """libyang's logger is process-wide: runs against two directories must not read each other's errors."""
+    import shutil
+    import threading
+
+    other = tmp_path / "yang-copy"
+    shutil.copytree(yang_dir, other)
+    configs = {}
+    for field in ("detection_time", "restoration_time"):
+        config = copy.deepcopy(good)
+        for entry in config["PFC_WD"].values():
+            if field in entry:
+                entry[field] = "7"
+        configs[field] = config
+    expected = {kind: validate_config_db(config, yang_dir) for kind, config in configs.items()}
+    assert all(expected.values()) and expected["detection_time"] != expected["restoration_time"]
+    results: list[tuple[str, list[Problem]]] = []
+    lock = threading.Lock()
+
+    def work(kind: str, directory: Path) -> None:
+        for _ in range(8):
+            found = validate_config_db(configs[kind], directory)
+            with lock:
+                results.append((kind, found))
+
+    threads = [threading.Thread(target=work, args=(kind, directory))
+               for kind in configs for directory in (yang_dir, other)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so an unguarded logger would be shared
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(results) == 32
+    assert all(found == expected[kind] for kind, found in results)
