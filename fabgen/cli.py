@@ -18,13 +18,6 @@ from fabgen.errors import FabgenError, Problem
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors are bad input: exit 2, one line
-        self.print_usage(sys.stderr)
-        print(f"fabgen: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT)
-
-
 def _cmd_validate(args: argparse.Namespace) -> int:
     from fabgen.pipeline import load_spec
 
@@ -126,9 +119,9 @@ def _cmd_check_sonic(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="fabgen", description="One spec for a RoCE GPU fabric: switches, NICs, NCCL.")
+    parser = argparse.ArgumentParser(prog="fabgen", description="One spec for a RoCE GPU fabric: switches, NICs, NCCL.")
     parser.add_argument("--version", action="version", version=f"fabgen {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)

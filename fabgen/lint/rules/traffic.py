@@ -68,7 +68,6 @@ class NicSide:
     cnp_priority: int
     cnp_path: DataPath
     dcqcn: bool
-    dcqcn_path: DataPath
     hosts: tuple[str, ...]
 
     def label(self, total: int) -> str:
@@ -106,7 +105,7 @@ def nic_sides(ctx: LintContext) -> list[NicSide]:
         groups.setdefault(key, []).append(host.name)
     sides = [
         NicSide(str(trust), trust_path, pfc, pfc_path, cnp_[0], cnp_[1], cnp_path, bool(dcqcn),  # type: ignore[index,arg-type]
-                ("nic", "dcqcn", "enabled"), tuple(names))
+                tuple(names))
         for (trust, pfc, cnp_, dcqcn), names in groups.items()
     ]
     ctx.memo["nic_sides"] = sides
