@@ -238,3 +238,37 @@ def _shut(switch: Switch, shut: set[tuple[str, str]]) -> Switch:
     ports: tuple[SwitchPort, ...] = tuple(
         replace(p, shutdown=True) if (switch.name, p.name) in shut else p for p in switch.ports)
     return replace(switch, ports=ports)
+
+
+_TIER_LABEL = {"leaf": "leaf", "spine": "spine", "super_spine": "super-spine"}
+
+
+def routing_summary(switches: tuple[Switch, ...], scheme: str) -> dict[str, object] | None:
+    """What ``fabgen plan`` says about the underlay: ASNs per tier (how many, lowest, highest) and sessions.
+
+    None when no switch runs BGP.
+    """
+    per_tier: dict[str, set[int]] = {}
+    ends = 0
+    for switch in switches:
+        if switch.bgp is not None:
+            per_tier.setdefault(switch.tier, set()).add(switch.bgp.asn)
+            ends += len(switch.bgp.neighbors)
+    if not per_tier:
+        return None
+    return {
+        "asn_scheme": scheme,
+        "asns": {_TIER_LABEL[t]: {"count": len(a), "first": min(a), "last": max(a)}
+                 for t in ("leaf", "spine", "super_spine") if (a := per_tier.get(t))},
+        "sessions": ends // 2,
+        "bgp_speakers": sum(1 for s in switches if s.bgp is not None),
+    }
+
+
+def routing_table(summary: dict[str, object]) -> list[str]:
+    """The lines ``fabgen plan`` prints for :func:`routing_summary`."""
+    lines = [f"{'eBGP ' + str(summary['asn_scheme']):<18} {'ASNs':>9} {'first':>11} {'last':>11}"]
+    for tier, row in summary["asns"].items():  # type: ignore[attr-defined]
+        lines.append(f"{tier:<18} {row['count']:>9,} {row['first']:>11} {row['last']:>11}")
+    lines.append(f"{'sessions':<18} {summary['sessions']:>9,}")
+    return lines

@@ -372,3 +372,22 @@ def test_bfd_outside_what_every_os_accepts_refused(bfd: dict[str, Any]) -> None:
 
     path, _, _ = _refusal(set_bfd)
     assert path.startswith("fabric.routing.bfd.")
+
+
+def test_plan_summary_counts_asns_per_tier_and_sessions() -> None:
+    from fabgen.plan.summary import summary, summary_table
+
+    fabric = _plan("llama3-24k")
+    routing = summary(fabric)["routing"]
+    assert routing["asns"] == {  # type: ignore[index]
+        "leaf": {"count": 768, "first": BASE + LEAF_BLOCK, "last": max(_asn(fabric, s.name) for s in fabric.switches)},
+        "spine": {"count": 24, "first": BASE + SPINE_BLOCK, "last": BASE + SPINE_BLOCK + 23},
+        "super-spine": {"count": 32, "first": BASE, "last": BASE + 31},
+    }
+    assert routing["sessions"] == 49_152 and routing["bgp_speakers"] == 2_048  # type: ignore[index]
+    assert "sessions              49,152" in summary_table(fabric)
+
+    def off(data: dict[str, Any]) -> None:
+        _routing(data)["enabled"] = False
+
+    assert "routing" not in summary(_edited_plan(off))
