@@ -203,10 +203,10 @@ def _asns(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...], exclu
                 break
         asns[switch.name] = asn
     for tier, highest in sorted(overflow.items()):
-        where = "asn_base" if tier == "leaf" else "asn_scheme"
+        where, fix = ("asn_base", "lower asn_base") if tier == "leaf" else ("asn_scheme", "use asn_scheme rfc7938")
         problems.append(spec_problem(doc, f"the {tier.replace('_', '-')} ASNs of this fabric run to {highest}, past "
-                                          f"their block of the private range (see fabgen.plan.routing); lower "
-                                          f"asn_base or use asn_scheme rfc7938", (*_ROUTING, where)))
+                                          f"their block of the private range (see fabgen.plan.routing); {fix}",
+                                     (*_ROUTING, where)))
     for index, hit in enumerate(used):
         if not hit:
             problems.append(spec_problem(doc, f"ASN override {overrides[index].match!r} matches no switch that runs "
