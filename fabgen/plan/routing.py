@@ -100,16 +100,14 @@ def bgp_intents(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...],
         down_asns: list[int] = []
         host_nets: list[str] = []
         for port in switch.ports:
-            if port.peer_kind == "host":
-                if not port.shutdown:
-                    # The leaf's end of a host /31 is its even address (fabgen.plan.build._address), so
-                    # its interface address is the subnet.
-                    host_nets.append(port.address)
-                continue
             peer = port.peer_device
-            remote = asn_of(peer)
+            remote = asn_of(peer)  # None for a host, and for a switch without BGP
             if remote is None:
-                continue  # the peer runs no BGP from fabgen: lint FG602 reports the link
+                if port.peer_kind == "host" and not port.shutdown:
+                    # The leaf's end of a host /31 is its even address (fabgen.plan.build._address),
+                    # so its interface address is the subnet.
+                    host_nets.append(port.address)
+                continue  # a switch without BGP: lint FG602 reports the link
             # BgpNeighbor(port.peer_address, remote, port.name, peer, port.description), built in place (see _SLOTS)
             item = new(BgpNeighbor)
             set_address(item, port.peer_address)
