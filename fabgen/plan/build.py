@@ -78,9 +78,8 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     links = _address(raw, spec.fabric.addressing.p2p, doc)
 
     default_qos = qos_intent(spec.qos)
-    switches = _switches(spec, switch_slots, links, default_qos, doc)
+    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, doc)))
     mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
-    switches = shut_host_ports(spec, tuple(switches))
     bgp = bgp_intents(spec, layout, switches, doc)
     switches = tuple(
         _finish(s, mgmt[i] if mgmt else None, bgp.get(s.name)) for i, s in enumerate(switches)
