@@ -15,13 +15,14 @@ from functools import cache
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from fabgen.errors import SpecError
 from fabgen.pipeline import load_spec, plan
 from fabgen.plan import FabricPlan
 from fabgen.plan.model import BgpNeighbor, Switch
 from fabgen.plan.routing import LEAF_BLOCK, SPINE_BLOCK
-from tests.helpers import EXAMPLE_NAMES, edited, example
+from tests.helpers import EXAMPLE_NAMES, ROOT, dump, edited, example
 
 BASE = 4_200_000_000
 
@@ -391,3 +392,21 @@ def test_plan_summary_counts_asns_per_tier_and_sessions() -> None:
         _routing(data)["enabled"] = False
 
     assert "routing" not in summary(_edited_plan(off))
+
+
+def test_explicit_cable_to_another_pods_spine_gets_sessions_and_multipath_relax() -> None:
+    """A leaf whose uplinks reach two spine groups has ECMP over two peer ASNs: relax is needed there only."""
+    data = YAML(typ="safe", pure=True).load((ROOT / "tests/data/lint/bases/three-tier.yaml").read_text())
+    data["fabric"]["cabling"] = [{"a": "leaf-r0-p00-01:Ethernet4/1", "b": "spine-p01-02:Ethernet1/1"}]
+    fabric = plan(load_spec(dump(data)))
+    leaf = fabric.switch("leaf-r0-p00-01")
+    assert leaf.bgp is not None
+    by_port = {n.port: n for n in leaf.bgp.neighbors}
+    assert by_port["Ethernet4/1"].peer_device == "spine-p01-02"
+    assert by_port["Ethernet4/1"].remote_asn == _asn(fabric, "spine-p01-02") == BASE + SPINE_BLOCK + 1
+    assert leaf.bgp.multipath_relax
+    spine = fabric.switch("spine-p01-02")
+    assert spine.bgp is not None
+    assert any(n.peer_device == "leaf-r0-p00-01" and n.port == "Ethernet1/1" for n in spine.bgp.neighbors)
+    relaxed = sorted(s.name for s in fabric.switches if s.bgp and s.bgp.multipath_relax)
+    assert relaxed == ["leaf-r0-p00-01"]
