@@ -41,7 +41,9 @@ Glob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")
 class Bfd(SpecModel):
     """BFD on every BGP session, so a failed link is detected in ``interval * multiplier`` instead of the hold time.
 
-    The ranges are the intersection of what EOS, SONiC's FRR and NVUE accept.
+    The ranges are the narrowest of the three OSes': EOS (AVD's model: multiplier
+    3-50; intervals 50-60000 ms), FRR (multiplier 2-255, 10-60000 ms), NVUE
+    (multiplier 2-255, 50 ms and up). EOS's default is 300 ms x 3.
     """
 
     enabled: bool = True
@@ -51,10 +53,14 @@ class Bfd(SpecModel):
 
 
 class Timers(SpecModel):
-    """BGP keepalive and hold time in seconds; unset, each OS keeps its default."""
+    """BGP keepalive and hold time in seconds; unset, each OS keeps its default.
 
-    keepalive: Annotated[int, Field(ge=0, le=21_845)] = 3
-    hold: Annotated[int, Field(ge=0, le=65_535)] = 9
+    The ranges are EOS's (``timers bgp <0-3600> <0|3-7200>``), the narrowest of
+    the three; SONiC's FRR and NVUE take up to 65535.
+    """
+
+    keepalive: Annotated[int, Field(ge=0, le=3_600)] = 3
+    hold: Annotated[int, Field(ge=0, le=7_200)] = 9
     """0 (never expire, RFC 4271) or at least 3 keepalives, so one lost keepalive never drops a session."""
 
     @model_validator(mode="after")
