@@ -80,7 +80,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     default_qos = qos_intent(spec.qos)
     switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, doc)))
     mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
-    bgp = bgp_intents(spec, layout, switches, doc)
+    bgp = bgp_intents(spec, switches, doc)
     switches = tuple(
         _finish(s, mgmt[i] if mgmt else None, bgp.get(s.name)) for i, s in enumerate(switches)
     )

@@ -19,8 +19,9 @@ leaf         ``base + 100000 + n``    the same
 ===========  ======================  ==========================================
 
 with ``n = (pod * rails + rail) * spine_ports + j`` for leaf j of its pod and
-rail, and ``*_ports`` the tiers' radix (bounds of the group sizes, which stay
-put when hosts are added, where the layout's current counts would not). Why spines of a pod and super-spines of a plane share an ASN is in
+rail, and ``*_ports`` the tiers' radix: bounds of the group sizes, which stay
+put when hosts are added, where the layout's current counts would not. Why
+spines of a pod and super-spines of a plane share an ASN is in
 :mod:`fabgen.spec.routing` (no path hunting).
 """
 
@@ -32,7 +33,6 @@ from collections import Counter
 from dataclasses import replace
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan.layout import Layout
 from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
@@ -66,8 +66,7 @@ def shut_host_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> tuple[Sw
     return tuple(_shut(s, shut) for s in switches) if shut else switches
 
 
-def bgp_intents(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...],
-                doc: SourceDoc | None) -> dict[str, BgpIntent]:
+def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc | None) -> dict[str, BgpIntent]:
     """The :class:`BgpIntent` of every switch that runs BGP, by name (none when routing is off).
 
     Raises :class:`SpecError` at the spec line to change when the ASN scheme
@@ -80,7 +79,7 @@ def bgp_intents(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...],
     if not routing.enabled:
         return {}
     excluded = {s.name for s in switches if any(fnmatch.fnmatchcase(s.name, g) for g in routing.exclude)}
-    asns, origin = _asns(spec, layout, switches, excluded, doc)
+    asns, origin = _asns(spec, switches, excluded, doc)
 
     bfd = BfdIntent(routing.bfd.interval, routing.bfd.multiplier) if routing.bfd and routing.bfd.enabled else None
     keepalive = routing.timers.keepalive if routing.timers else None
@@ -155,7 +154,7 @@ def _same_asn(found: dict[int, Problem], a: str, b: str, asn: int, origin: dict[
              "need different ASNs", (*_ROUTING, "asn_overrides", index, "asn"))
 
 
-def scheme_asn(spec: ClusterSpec, layout: Layout, switch: Switch) -> int:
+def scheme_asn(spec: ClusterSpec, switch: Switch) -> int:
     """The ASN the scheme gives ``switch`` from its position (before overrides)."""
     routing = spec.fabric.routing
     tiers = spec.fabric.tiers
@@ -175,8 +174,7 @@ def scheme_asn(spec: ClusterSpec, layout: Layout, switch: Switch) -> int:
     return base + (plane * tiers.spine.ports + switch.index if unique else plane)
 
 
-def _asns(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...], excluded: set[str],
-          doc: SourceDoc | None) -> tuple[dict[str, int], dict[str, int]]:
+def _asns(spec: ClusterSpec, switches: tuple[Switch, ...], excluded: set[str], doc: SourceDoc | None) -> tuple[dict[str, int], dict[str, int]]:
     """Every BGP speaker's ASN, and for overridden ones the index of the override that set it."""
     routing = spec.fabric.routing
     overrides = routing.asn_overrides
@@ -191,15 +189,15 @@ def _asns(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...], exclu
     for switch in switches:
         if switch.name in excluded:
             continue
-        asn = scheme_asn(spec, layout, switch)
-        if asn >= ends[switch.tier]:
-            overflow[switch.tier] = max(overflow.get(switch.tier, 0), asn)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(switch.name, override.match):
-                asn, used[index] = override.asn, True
+                asns[switch.name], used[index] = override.asn, True
                 origin[switch.name] = index
                 break
-        asns[switch.name] = asn
+        else:
+            asn = asns[switch.name] = scheme_asn(spec, switch)
+            if asn >= ends[switch.tier]:
+                overflow[switch.tier] = max(overflow.get(switch.tier, 0), asn)
     for tier, highest in sorted(overflow.items()):
         where, fix = ("asn_base", "lower asn_base") if tier == "leaf" else ("asn_scheme", "use asn_scheme rfc7938")
         problems.append(spec_problem(doc, f"the {tier.replace('_', '-')} ASNs of this fabric run to {highest}, past "
