@@ -6,6 +6,7 @@ from collections import Counter
 from fractions import Fraction
 
 from fabgen.plan.model import FabricPlan
+from fabgen.plan.routing import routing_summary, routing_table
 
 _TIER_LABEL = {"leaf": "leaf", "spine": "spine", "super_spine": "super-spine"}
 _ROLE_LABEL = {"host-leaf": "host-leaf", "leaf-spine": "leaf-spine", "spine-superspine": "spine-super-spine"}
@@ -62,6 +63,9 @@ def summary(plan: FabricPlan) -> dict[str, object]:
         out["super_spines_per_plane"] = layout.supers_per_plane
         out["links_spine_to_each_super_spine"] = layout.spine_super_links
     out["links_leaf_to_each_spine"] = layout.leaf_spine_links
+    routing = routing_summary(plan.switches, spec.fabric.routing.asn_scheme)
+    if routing is not None:
+        out["routing"] = routing
     return out
 
 
@@ -89,4 +93,7 @@ def summary_table(plan: FabricPlan) -> str:
     for name, count in s["links"].items():  # type: ignore[attr-defined]
         lines.append(f"{name:<18} {count:>9,}")
     lines.append(f"{'total':<18} {s['links_total']:>9,}")
+    if "routing" in s:
+        lines.append("")
+        lines.extend(routing_table(s["routing"]))  # type: ignore[arg-type]
     return "\n".join(lines) + "\n"
