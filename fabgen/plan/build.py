@@ -18,9 +18,10 @@ from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
 from fabgen.plan.nic import firmware_intents
 from fabgen.plan.layout import Layout, TierShape, size_fabric
-from fabgen.plan.model import FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
+from fabgen.plan.model import BgpIntent, FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
 from fabgen.plan.ports import port_lanes, port_name, port_index
 from fabgen.plan.qos import qos_intent
+from fabgen.plan.routing import bgp_intents, shut_host_ports
 from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
@@ -42,6 +43,8 @@ class SwitchSlot:
     pod: int | None
     rail: int | None
     plane: int | None
+    index: int = 0
+    """Position in its group (leaf j of its pod and rail, spine s of its pod, super-spine m of its plane)."""
 
 
 # A planned link before addressing: (a_device, a_port, b_device, b_port, role, rail, speed, explicit)
@@ -77,8 +80,10 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     default_qos = qos_intent(spec.qos)
     switches = _switches(spec, switch_slots, links, default_qos, doc)
     mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
+    switches = shut_host_ports(spec, tuple(switches))
+    bgp = bgp_intents(spec, layout, switches, doc)
     switches = tuple(
-        _with_mgmt(s, mgmt[i] if mgmt else None) for i, s in enumerate(switches)
+        _finish(s, mgmt[i] if mgmt else None, bgp.get(s.name)) for i, s in enumerate(switches)
     )
     host_links = {}
     for link in links:
@@ -144,14 +149,15 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
     for pod in range(layout.pods):
         for rail in range(rails):
             for j in range(leaves_in_pod.get(pod, 0)):
-                slots.append(SwitchSlot(_leaf_name(pod, rail, j), "leaf", pod, rail, None))
+                slots.append(SwitchSlot(_leaf_name(pod, rail, j), "leaf", pod, rail, None, j))
     for pod in range(layout.pods):
         for s in range(layout.spines_per_pod):
-            slots.append(SwitchSlot(_spine_name(pod, s, three), "spine", pod if three else None, None, s if three else None))
+            slots.append(SwitchSlot(_spine_name(pod, s, three), "spine", pod if three else None, None, s if three else None,
+                                    s))
     if three:
         for plane in range(layout.planes):
             for m in range(layout.supers_per_plane):
-                slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane))
+                slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
     raw: list[RawLink] = []
     profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
@@ -261,7 +267,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
             loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
             qos_path=qos_path,
-            load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash,
+            load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
         ))
     return result
 
@@ -279,5 +285,5 @@ def _mgmt_addresses(spec: ClusterSpec, count: int, doc: SourceDoc | None) -> lis
     return [f"{ipaddress.IPv4Address(base + i)}/{pool.prefixlen}" for i in range(count)]
 
 
-def _with_mgmt(switch: Switch, mgmt: str | None) -> Switch:
-    return replace(switch, mgmt=mgmt)
+def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
+    return replace(switch, mgmt=mgmt, bgp=bgp)

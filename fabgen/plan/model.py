@@ -55,6 +55,8 @@ class SwitchPort:
     rail: int | None
     description: str
     """``peer:port``: what an operator reads on the switch."""
+    shutdown: bool = False
+    """Administratively down: the leaf port of a host NIC that is out of service (its subnet is not announced)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,47 @@ class QosIntent:
 
 
 @dataclass(frozen=True, slots=True)
+class BfdIntent:
+    interval_ms: int
+    """Transmit and minimum receive interval."""
+    multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    address: str
+    """The peer's interface address, no prefix length (``10.0.0.1``)."""
+    remote_asn: int
+    port: str
+    """This switch's port (``SwitchPort.name``) the session runs over."""
+    peer_device: str
+    description: str
+    """``peer:port``, as the port's description."""
+
+
+@dataclass(frozen=True, slots=True)
+class BgpIntent:
+    """One switch's eBGP underlay, OS-neutral (``fabgen.plan.routing``)."""
+
+    asn: int
+    router_id: str
+    """The switch's loopback address, no prefix length."""
+    neighbors: tuple[BgpNeighbor, ...]
+    """One per planned switch-to-switch /31 whose peer runs BGP, in port order."""
+    maximum_paths: int
+    """At least the number of equal-cost next hops any prefix can have (uplinks; parallel links to one peer)."""
+    multipath_relax: bool
+    """True where ECMP must span peers of different ASNs (uplinks to more than one peer ASN)."""
+    networks: tuple[str, ...]
+    """Prefixes this switch originates: its loopback /32 and (leaves) the /31 of every in-service host port,
+    sorted by address."""
+    bfd: BfdIntent | None
+    keepalive: int | None
+    """Seconds; None keeps the OS default."""
+    hold: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Switch:
     name: str
     tier: TierName
@@ -122,6 +165,10 @@ class Switch:
     """Where the switch's QoS policy is written in the spec: ``("qos",)`` or its ``switch_overrides`` entry."""
     load_balancing: str
     roce_qp_hash: bool
+    index: int = 0
+    """0-based position in its group: leaf j of its pod and rail, spine s of its pod, super-spine m of its plane."""
+    bgp: BgpIntent | None = None
+    """None when routing is off or the switch is excluded from it."""
 
 
 @dataclass(frozen=True, slots=True)

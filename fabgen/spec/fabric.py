@@ -11,6 +11,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 from fabgen.spec.buffers import SonicBuffers
 from fabgen.spec.common import Description, SpecModel, Token
 from fabgen.spec.qos import QosPolicy
+from fabgen.spec.routing import Routing
 from fabgen.units import Speed
 
 SwitchOs = Literal["eos", "sonic", "cumulus"]
@@ -94,6 +95,8 @@ class Fabric(SpecModel):
     addressing: Addressing = Addressing()
     cabling: list[Cable] = []
     switch_overrides: list[SwitchOverride] = []
+    routing: Routing = Routing()
+    """The eBGP underlay (``fabgen.spec.routing``)."""
 
     @field_validator("oversubscription")
     @classmethod

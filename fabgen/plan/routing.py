@@ -1,0 +1,234 @@
+"""The eBGP underlay of the plan, OS-neutral: ASNs, neighbours, ECMP width, what each switch announces.
+
+RFC 7938 style: every switch-to-switch /31 is one eBGP session between the
+interface addresses of its two ends; hosts are not BGP speakers. The renderers
+(EOS ``router bgp``, SONiC ``BGP_NEIGHBOR``, NVUE ``router bgp``) and the twin's
+FRR print :class:`~fabgen.plan.model.BgpIntent` as it is and never compute.
+
+ASNs come from a switch's position (tier, pod, rail, index) and the layout's
+fixed shape, never from the order switches are enumerated in, so growing the
+fabric by a pod leaves every existing ASN (and so every existing config line)
+where it was. The blocks, from ``asn_base``:
+
+====================  ==========================  ==================================
+tier                  ``rfc7938`` (default)        ``unique``
+====================  ==========================  ==================================
+super-spine           ``base + plane``             ``base + plane * per_plane + m``
+spine                 ``base + 10000 + pod``       ``base + 10000 + pod * per_pod + s``
+leaf                  ``base + 100000 + n``        the same
+====================  ==========================  ==================================
+
+with ``n = (pod * rails + rail) * leaves_per_rail + j`` for leaf j of its pod
+and rail. Why spines of a pod and super-spines of a plane share an ASN is in
+:mod:`fabgen.spec.routing` (no path hunting).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import socket
+from collections import Counter
+from dataclasses import replace
+
+from fabgen.errors import Problem, SpecError
+from fabgen.plan.layout import Layout
+from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
+from fabgen.source import DataPath, SourceDoc, spec_problem
+from fabgen.spec import ClusterSpec
+from fabgen.spec.routing import PRIVATE_ASN_4BYTE
+
+SPINE_BLOCK = 10_000
+"""Offset of the spine ASNs from ``asn_base``; super-spine ASNs live below it."""
+LEAF_BLOCK = 100_000
+"""Offset of the leaf ASNs from ``asn_base``; spine ASNs live below it."""
+
+_ROUTING: DataPath = ("fabric", "routing")
+
+_SLOTS = tuple(getattr(BgpNeighbor, f).__set__ for f in ("address", "remote_asn", "port", "peer_device", "description"))
+"""Setters of :class:`BgpNeighbor`'s slots, in field order.
+
+The 24k fabric has 98,304 session ends. The frozen dataclass's ``__init__`` (one
+``object.__setattr__`` per field) took 0.1 s of the 0.15 s the routing plan may
+add to planning; setting the slots through their descriptors builds the same
+object, equal and still frozen, in half the time (``tests/plan/test_routing.py``
+compares every field with the dataclass's own constructor).
+"""
+
+
+def shut_host_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:
+    """``switches`` with the leaf port of every out-of-service host NIC shut (``SwitchPort.shutdown``).
+
+    A NIC taken out of service is often a broken one; a shut port keeps its flaps
+    and errors out of the leaf, and its /31 out of the routing table.
+    """
+    shut = _out_of_service_ports(spec, switches)
+    return tuple(_shut(s, shut) for s in switches) if shut else switches
+
+
+def bgp_intents(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...],
+                doc: SourceDoc | None) -> dict[str, BgpIntent]:
+    """The :class:`BgpIntent` of every switch that runs BGP, by name (none when routing is off).
+
+    Raises :class:`SpecError` at the spec line to change when the ASN scheme
+    overflows the private range, an override matches no switch, or an override
+    gives both ends of a session the same ASN (that session would be iBGP, which
+    this underlay does not plan). Call after :func:`shut_host_ports`: a shut
+    port's subnet is not announced.
+    """
+    routing = spec.fabric.routing
+    if not routing.enabled:
+        return {}
+    excluded = {s.name for s in switches if any(fnmatch.fnmatchcase(s.name, g) for g in routing.exclude)}
+    asns, origin = _asns(spec, layout, switches, excluded, doc)
+
+    bfd = BfdIntent(routing.bfd.interval, routing.bfd.multiplier) if routing.bfd and routing.bfd.enabled else None
+    keepalive = routing.timers.keepalive if routing.timers else None
+    hold = routing.timers.hold if routing.timers else None
+    fixed_paths = routing.maximum_paths
+    asn_of = asns.get
+    new = object.__new__
+    set_address, set_asn, set_port, set_peer, set_description = _SLOTS
+    same_asn: dict[int, Problem] = {}
+    intents: dict[str, BgpIntent] = {}
+    for switch in switches:
+        asn = asn_of(switch.name)
+        if asn is None:
+            continue
+        neighbors: list[BgpNeighbor] = []
+        up_asns: list[int] = []
+        down_asns: list[int] = []
+        host_nets: list[str] = []
+        for port in switch.ports:
+            if port.peer_kind == "host":
+                if not port.shutdown:
+                    # The leaf's end of a host /31 is its even address (fabgen.plan.build._address), so
+                    # its interface address is the subnet.
+                    host_nets.append(port.address)
+                continue
+            peer = port.peer_device
+            remote = asn_of(peer)
+            if remote is None:
+                continue  # the peer runs no BGP from fabgen: lint FG602 reports the link
+            # BgpNeighbor(port.peer_address, remote, port.name, peer, port.description), built in place (see _SLOTS)
+            item = new(BgpNeighbor)
+            set_address(item, port.peer_address)
+            set_asn(item, remote)
+            set_port(item, port.name)
+            set_peer(item, peer)
+            set_description(item, port.description)
+            neighbors.append(item)
+            if port.direction == "up":
+                up_asns.append(remote)
+            else:
+                down_asns.append(remote)
+            if remote == asn:
+                _same_asn(same_asn, switch.name, peer, asn, origin, doc)
+        # Equal-cost next hops: all uplinks for what lies above; for a prefix below, the
+        # parallel links to the one peer group (an ASN) that leads to it.
+        widest_down = max(Counter(down_asns).values(), default=0)
+        paths = fixed_paths if fixed_paths is not None else max(len(up_asns), widest_down, 1)
+        loopback = switch.loopback.partition("/")[0]
+        host_nets.append(f"{loopback}/32")
+        intents[switch.name] = BgpIntent(
+            asn=asn, router_id=loopback, neighbors=tuple(neighbors), maximum_paths=paths,
+            multipath_relax=len(set(up_asns)) > 1,
+            networks=tuple(sorted(set(host_nets), key=_by_address)),
+            bfd=bfd, keepalive=keepalive, hold=hold,
+        )
+    if same_asn:
+        raise SpecError([same_asn[i] for i in sorted(same_asn)])
+    return intents
+
+
+def _by_address(prefix: str) -> bytes:
+    """Sort key: the address's network-order bytes compare as the numbers do."""
+    return socket.inet_aton(prefix.partition("/")[0])
+
+
+def _same_asn(found: dict[int, Problem], a: str, b: str, asn: int, origin: dict[str, int],
+              doc: SourceDoc | None) -> None:
+    """An override that puts both ends of a cable in one ASN, reported once at the override's line."""
+    index = origin.get(a, origin.get(b))
+    if index is None or index in found:
+        return  # the scheme itself never gives neighbours one ASN
+    found[index] = spec_problem(
+        doc, f"ASN {asn} is given to both {a} and its BGP neighbour {b}; the two ends of an eBGP session "
+             "need different ASNs", (*_ROUTING, "asn_overrides", index, "asn"))
+
+
+def scheme_asn(spec: ClusterSpec, layout: Layout, switch: Switch) -> int:
+    """The ASN the scheme gives ``switch`` from its position (before overrides)."""
+    routing = spec.fabric.routing
+    base = routing.asn_base
+    unique = routing.asn_scheme == "unique"
+    if switch.tier == "leaf":
+        pod, rail = switch.pod or 0, switch.rail or 0
+        return base + LEAF_BLOCK + (pod * spec.fabric.rails + rail) * layout.leaves_per_rail + switch.index
+    if switch.tier == "spine":
+        pod = switch.pod or 0
+        return base + SPINE_BLOCK + (pod * layout.spines_per_pod + switch.index if unique else pod)
+    plane = switch.plane or 0
+    return base + (plane * layout.supers_per_plane + switch.index if unique else plane)
+
+
+def _asns(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...], excluded: set[str],
+          doc: SourceDoc | None) -> tuple[dict[str, int], dict[str, int]]:
+    """Every BGP speaker's ASN, and for overridden ones the index of the override that set it."""
+    routing = spec.fabric.routing
+    overrides = routing.asn_overrides
+    asns: dict[str, int] = {}
+    origin: dict[str, int] = {}
+    used = [False] * len(overrides)
+    problems: list[Problem] = []
+    # The first ASN past each tier's block.
+    ends = {"super_spine": routing.asn_base + SPINE_BLOCK, "spine": routing.asn_base + LEAF_BLOCK,
+            "leaf": PRIVATE_ASN_4BYTE[1] + 1}
+    overflow: dict[str, int] = {}
+    for switch in switches:
+        if switch.name in excluded:
+            continue
+        asn = scheme_asn(spec, layout, switch)
+        if asn >= ends[switch.tier]:
+            overflow[switch.tier] = max(overflow.get(switch.tier, 0), asn)
+        for index, override in enumerate(overrides):
+            if fnmatch.fnmatchcase(switch.name, override.match):
+                asn, used[index] = override.asn, True
+                origin[switch.name] = index
+                break
+        asns[switch.name] = asn
+    for tier, highest in sorted(overflow.items()):
+        where = "asn_base" if tier == "leaf" else "asn_scheme"
+        problems.append(spec_problem(doc, f"the {tier.replace('_', '-')} ASNs of this fabric run to {highest}, past "
+                                          f"their block of the private range (see fabgen.plan.routing); lower "
+                                          f"asn_base or use asn_scheme rfc7938", (*_ROUTING, where)))
+    for index, hit in enumerate(used):
+        if not hit:
+            problems.append(spec_problem(doc, f"ASN override {overrides[index].match!r} matches no switch that runs "
+                                              "BGP", (*_ROUTING, "asn_overrides", index, "match")))
+    if problems:
+        raise SpecError(problems)
+    return asns, origin
+
+
+def _out_of_service_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> set[tuple[str, str]]:
+    """(leaf, port) of every host NIC out of service: the port is shut, so a broken NIC cannot flap the fabric."""
+    down: set[tuple[str, str]] = set()
+    for group in spec.hosts:
+        profile = spec.host_profiles.get(group.profile)
+        if profile is None:
+            continue
+        for host, override in group.overrides.items():
+            netdevs = {n.netdev for n in profile.nics if n.name in set(override.nics_out_of_service)}
+            down.update((host, netdev) for netdev in netdevs)
+    if not down:
+        return set()
+    return {(s.name, p.name) for s in switches if s.tier == "leaf" for p in s.ports
+            if p.peer_kind == "host" and (p.peer_device, p.peer_port) in down}
+
+
+def _shut(switch: Switch, shut: set[tuple[str, str]]) -> Switch:
+    if not shut or not any((switch.name, p.name) in shut for p in switch.ports):
+        return switch
+    ports: tuple[SwitchPort, ...] = tuple(
+        replace(p, shutdown=True) if (switch.name, p.name) in shut else p for p in switch.ports)
+    return replace(switch, ports=ports)
