@@ -108,7 +108,7 @@ class TwinTopology:
 def _port_shut(switch: Switch, port: str, nic_in_service: dict[tuple[str, str], bool]) -> bool:
     for p in switch.ports:
         if p.name == port:
-            if getattr(p, "shutdown", False):  # the routing plan's SwitchPort.shutdown
+            if p.shutdown:
                 return True
             return p.peer_kind == "host" and not nic_in_service.get((p.peer_device, p.peer_port), True)
     return False
