@@ -41,7 +41,7 @@ class Pair:
 def _checksum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total: int = sum(struct.unpack(f"!{len(data) // 2}H", data))
     total = (total >> 16) + (total & 0xFFFF)
     total += total >> 16
     return ~total & 0xFFFF
@@ -133,9 +133,9 @@ def _exchange(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socke
                 reply = parse_reply(packet)
                 if reply is None:
                     continue
-                pair = wanted.get((netns, source, reply[1], reply[2]))
-                if pair is not None and pair.destination == reply[0] and answered[pair] is None:
-                    answered[pair] = time.monotonic() - sent.get(pair, time.monotonic())
+                hit = wanted.get((netns, source, reply[1], reply[2]))
+                if hit is not None and hit.destination == reply[0] and answered[hit] is None:
+                    answered[hit] = time.monotonic() - sent.get(hit, time.monotonic())
     return answered
 
 
