@@ -17,7 +17,7 @@ from functools import cached_property
 
 from fabgen.lint.context import LintContext
 from fabgen.lint.finding import Hit, Severity
-from fabgen.lint.rules import capacity, drift, nccl, rails, traffic, wiring
+from fabgen.lint.rules import capacity, drift, nccl, rails, routing, traffic, wiring
 
 SECTIONS = ("What it checks", "Why it matters", "Example", "Fix")
 """Documentation sections every rule has, in this order."""
@@ -29,6 +29,7 @@ FAMILIES: dict[str, str] = {
     "FG3": "capacity",
     "FG4": "NCCL",
     "FG5": "deployed drift (--deployed)",
+    "FG6": "routing",
 }
 
 Check = Callable[[LintContext], Iterator[Hit]]
@@ -120,6 +121,9 @@ RULES: tuple[Rule, ...] = (
     Rule("FG502", "deployed-nccl-env-drift", "error", drift.nccl_env_drift),
     Rule("FG503", "deployed-incomplete", "warning", drift.deployed_incomplete),
     Rule("FG504", "deployed-unreadable", "error", drift.deployed_unreadable),
+    Rule("FG601", "asn-collision", "error", routing.asn_collision),
+    Rule("FG602", "bgp-neighbor-missing", "warning", routing.neighbor_missing),
+    Rule("FG603", "maximum-paths-below-uplinks", "error", routing.maximum_paths_below_uplinks),
 )
 """Every rule, in code order. A new rule is one function in a family module and one row here."""
 

@@ -10,16 +10,17 @@ fixed shape, never from the order switches are enumerated in, so growing the
 fabric by a pod leaves every existing ASN (and so every existing config line)
 where it was. The blocks, from ``asn_base``:
 
-====================  ==========================  ==================================
-tier                  ``rfc7938`` (default)        ``unique``
-====================  ==========================  ==================================
-super-spine           ``base + plane``             ``base + plane * per_plane + m``
-spine                 ``base + 10000 + pod``       ``base + 10000 + pod * per_pod + s``
-leaf                  ``base + 100000 + n``        the same
-====================  ==========================  ==================================
+===========  ======================  ==========================================
+tier         ``rfc7938`` (default)    ``unique``
+===========  ======================  ==========================================
+super-spine  ``base + plane``         ``base + plane * spine_ports + m``
+spine        ``base + 10000 + pod``   ``base + 10000 + pod * leaf_ports + s``
+leaf         ``base + 100000 + n``    the same
+===========  ======================  ==========================================
 
-with ``n = (pod * rails + rail) * leaves_per_rail + j`` for leaf j of its pod
-and rail. Why spines of a pod and super-spines of a plane share an ASN is in
+with ``n = (pod * rails + rail) * spine_ports + j`` for leaf j of its pod and
+rail, and ``*_ports`` the tiers' radix (bounds of the group sizes, which stay
+put when hosts are added, where the layout's current counts would not). Why spines of a pod and super-spines of a plane share an ASN is in
 :mod:`fabgen.spec.routing` (no path hunting).
 """
 
@@ -159,16 +160,21 @@ def _same_asn(found: dict[int, Problem], a: str, b: str, asn: int, origin: dict[
 def scheme_asn(spec: ClusterSpec, layout: Layout, switch: Switch) -> int:
     """The ASN the scheme gives ``switch`` from its position (before overrides)."""
     routing = spec.fabric.routing
+    tiers = spec.fabric.tiers
     base = routing.asn_base
     unique = routing.asn_scheme == "unique"
+    # Strides are bounds the tiers' port counts set, not the current layout's counts, which
+    # change as hosts are added: a pod has at most spine-ports leaves (each takes a port
+    # of every spine of its pod), at most leaf-ports spines, a plane at most spine-ports
+    # super-spines.
     if switch.tier == "leaf":
         pod, rail = switch.pod or 0, switch.rail or 0
-        return base + LEAF_BLOCK + (pod * spec.fabric.rails + rail) * layout.leaves_per_rail + switch.index
+        return base + LEAF_BLOCK + (pod * spec.fabric.rails + rail) * tiers.spine.ports + switch.index
     if switch.tier == "spine":
         pod = switch.pod or 0
-        return base + SPINE_BLOCK + (pod * layout.spines_per_pod + switch.index if unique else pod)
+        return base + SPINE_BLOCK + (pod * tiers.leaf.ports + switch.index if unique else pod)
     plane = switch.plane or 0
-    return base + (plane * layout.supers_per_plane + switch.index if unique else plane)
+    return base + (plane * tiers.spine.ports + switch.index if unique else plane)
 
 
 def _asns(spec: ClusterSpec, layout: Layout, switches: tuple[Switch, ...], excluded: set[str],

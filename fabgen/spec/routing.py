@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from fabgen.spec.common import SpecModel
 from fabgen.units import Duration
@@ -45,7 +45,7 @@ class Bfd(SpecModel):
     """
 
     enabled: bool = True
-    interval: Annotated[Duration, Field(ge=50, le=60_000)] = 300
+    interval: Annotated[Duration, Field(ge=50, le=60_000)] = "300ms"  # type: ignore[assignment]
     """Transmit and minimum receive interval, e.g. ``300ms``."""
     multiplier: Annotated[int, Field(ge=3, le=50)] = 3
 
@@ -76,12 +76,13 @@ class AsnOverride(SpecModel):
     match: Glob
     asn: int
 
-    @model_validator(mode="after")
-    def _private_asn(self) -> AsnOverride:
-        if not _private(self.asn):
-            raise ValueError(f"ASN {self.asn} is not private (RFC 6996: {PRIVATE_ASN_2BYTE[0]}-{PRIVATE_ASN_2BYTE[1]} "
+    @field_validator("asn")
+    @classmethod
+    def _private_asn(cls, asn: int) -> int:
+        if not _private(asn):
+            raise ValueError(f"ASN {asn} is not private (RFC 6996: {PRIVATE_ASN_2BYTE[0]}-{PRIVATE_ASN_2BYTE[1]} "
                              f"or {PRIVATE_ASN_4BYTE[0]}-{PRIVATE_ASN_4BYTE[1]})")
-        return self
+        return asn
 
 
 class Routing(SpecModel):
@@ -90,7 +91,7 @@ class Routing(SpecModel):
     enabled: bool = True
     asn_base: Annotated[int, Field(ge=PRIVATE_ASN_4BYTE[0], le=PRIVATE_ASN_4BYTE[1])] = PRIVATE_ASN_4BYTE[0]
     """First ASN of the scheme. Super-spine planes take ``base + plane``, spine groups ``base + 10000 + pod``,
-    leaves ``base + 100000 + n`` with n from (pod, rail, index); the whole range must stay private."""
+    leaves ``base + 100000 + n`` with n from (pod, rail, index) (``fabgen.plan.routing``); all must stay private."""
     asn_scheme: Literal["rfc7938", "unique"] = "rfc7938"
     asn_overrides: list[AsnOverride] = Field(default_factory=list)
     exclude: list[Glob] = Field(default_factory=list)
