@@ -274,6 +274,10 @@ def down(state: TwinState) -> DownResult:
             result.problems.append(f"{change.key}: {exc.strerror}")
     if not result.problems:
         shutil.rmtree(state.directory, ignore_errors=True)
+        try:
+            state.directory.parent.rmdir()  # /run/fabgen-twin itself, once no twin is left in it
+        except OSError:
+            pass
     else:
         state.status = "down-incomplete"
         state.save()
