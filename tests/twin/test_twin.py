@@ -1,0 +1,144 @@
+"""The twin really boots: lab and a 32-host, 8-rail pod route, a broken host is caught, nothing is left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from twin_support import LAB, POD32, ROOT, require_twin
+
+from fabgen.twin import system
+from fabgen.twin.lifecycle import NEIGH_KEYS
+
+FABGEN = [sys.executable, "-m", "fabgen.cli"]
+STATE_ROOT = Path("/run/fabgen-twin")
+
+
+def _fabgen(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FABGEN, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def _ours(prefix: str) -> tuple[list[str], list[str]]:
+    """Namespaces named PREFIX-N, and processes whose command line names the prefix's state directory."""
+    netns = sorted(n for n in system.netns_list() if n.startswith(prefix + "-"))
+    procs = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if f"/fabgen-twin/{prefix}/" in cmdline:
+                procs.append(f"{entry.name}: {cmdline}")
+    return netns, procs
+
+
+def _assert_nothing_left(prefix: str, sysctls_before: dict[str, str]) -> None:
+    netns, procs = _ours(prefix)
+    assert netns == [] and procs == []
+    assert not (STATE_ROOT / prefix).exists()
+    assert {k: system.read_sysctl(k) for k in NEIGH_KEYS} == sysctls_before
+
+
+def _sysctls() -> dict[str, str]:
+    return {k: system.read_sysctl(k) for k in NEIGH_KEYS}
+
+
+def _run(spec: Path, prefix: str, tmp_path: Path) -> dict[str, Any]:
+    require_twin()
+    before = _sysctls()
+    out = tmp_path / "report.json"
+    proc = _fabgen("twin", "run", str(spec), "--prefix", prefix, "--json", str(out))
+    report: dict[str, Any] = json.loads(out.read_text())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _assert_nothing_left(prefix, before)
+    return report
+
+
+def test_lab_boots_converges_verifies_and_leaves_nothing(tmp_path: Path) -> None:
+    report = _run(LAB, "fgt-lab", tmp_path)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] and all(c["ok"] for c in checks.values())
+    assert checks["bgp-sessions"]["expected"] == 32  # 16 leaf-spine cables, a session at each end
+    assert checks["ping"]["expected"] == 3 * 12 + 6  # rails 0-2: 4 hosts x 3 peers; rail 3: lab04 is out
+    assert checks["cable-cut-ecmp"]["detail"]["leaf"] == "leaf-r0-p00-01"
+    assert report["namespaces"]["lab01"] == "fgt-lab-6"
+    assert report["interfaces"]["spine-01"]["Ethernet1/1"] == "Ethernet1-1"
+    assert report["down"]["problems"] == [] and report["down"]["namespaces_deleted"] == 10
+
+
+def test_pod32_boots_converges_verifies_and_leaves_nothing(tmp_path: Path) -> None:
+    report = _run(POD32, "fgt-pod", tmp_path)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"]
+    assert checks["ping"]["passed"] == checks["ping"]["expected"] == 32 * 31 * 8
+    assert checks["bgp-sessions"]["passed"] == 512
+    assert checks["ecmp"]["passed"] == checks["ecmp"]["expected"] == 16 * 15 * 16
+
+
+def test_a_host_without_its_source_rule_fails_verify_and_down_still_cleans(tmp_path: Path) -> None:
+    require_twin()
+    before = _sysctls()
+    prefix = "fgt-brk"
+    try:
+        up = _fabgen("twin", "up", str(LAB), "--prefix", prefix)
+        assert up.returncode == 0, up.stderr
+        assert _fabgen("twin", "up", str(LAB), "--prefix", prefix).returncode == 2, "a second up is refused"
+        lab01 = f"{prefix}-6"
+        subprocess.run(["ip", "-n", lab01, "rule", "del", "priority", "1000"], check=True)  # rail 0's rule
+        out = tmp_path / "verify.json"
+        verify = _fabgen("twin", "verify", str(LAB), "--prefix", prefix, "--no-cut", "--timeout", "5",
+                         "--json", str(out))
+        assert verify.returncode == 1, verify.stdout
+        checks = {c["name"]: c for c in json.loads(out.read_text())["checks"]}
+        assert checks["bgp-sessions"]["ok"] and checks["ecmp"]["ok"]
+        assert not checks["route-get"]["ok"]
+        assert any(f.startswith(f"{lab01} 10.10.0.1 -> ") for f in checks["route-get"]["failures"])
+    finally:
+        down = _fabgen("twin", "down", str(LAB), "--prefix", prefix)
+    assert down.returncode == 0, down.stdout + down.stderr
+    _assert_nothing_left(prefix, before)
+    assert _fabgen("twin", "down", str(LAB), "--prefix", prefix).returncode == 0, "down is idempotent"
+
+
+def test_a_failed_up_removes_what_it_created(tmp_path: Path) -> None:
+    require_twin()
+    before = _sysctls()
+    frr = tmp_path / "frr"
+    frr.mkdir()
+    (frr / "zebra").symlink_to("/usr/lib/frr/zebra")
+    (frr / "bgpd").write_text("#!/bin/sh\necho 'bgpd: refusing to start' >&2\nexit 3\n")
+    (frr / "bgpd").chmod(0o755)
+    proc = _fabgen("twin", "up", str(LAB), "--prefix", "fgt-fail", env={"FABGEN_FRR_DIR": str(frr)})
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("fabgen twin: bgpd in fgt-fail-")
+    assert "exited at start" in proc.stderr
+    _assert_nothing_left("fgt-fail", before)
+
+
+def test_missing_frr_is_one_line_exit_2() -> None:
+    proc = _fabgen("twin", "up", str(LAB), env={"FABGEN_FRR_DIR": "/nonexistent"})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert ("FRR is not installed" in lines[0]) if os.geteuid() == 0 else ("needs root" in lines[0])
+
+
+def test_preflight_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(system.TwinError, match="needs Linux"):
+        system.preflight()
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(system.TwinError, match="needs root"):
+        system.preflight()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(system, "FRR_DIR", Path("/nonexistent"))
+    with pytest.raises(system.TwinError, match="FRR is not installed"):
+        system.preflight()
