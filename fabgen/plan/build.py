@@ -9,46 +9,30 @@ import fnmatch
 import ipaddress
 import socket
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
-from fabgen.plan.nic import firmware_intents
 from fabgen.plan.layout import Layout, TierShape, size_fabric
-from fabgen.plan.model import BgpIntent, FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
-from fabgen.plan.ports import port_lanes, port_name, port_index
+from fabgen.plan.model import (
+    BgpIntent,
+    FabricPlan,
+    Link,
+    QosIntent,
+    Switch,
+    SwitchPort,
+)
+from fabgen.plan.nic import firmware_intents
+from fabgen.plan.ports import port_index, port_lanes, port_name
 from fabgen.plan.qos import qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
+from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
 from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
-from fabgen.spec.hosts import HostGroup, HostOverride
-
-
-@dataclass(frozen=True, slots=True)
-class HostSlot:
-    name: str
-    profile: str
-    group: int
-    override: HostOverride | None
-
-
-@dataclass(frozen=True, slots=True)
-class SwitchSlot:
-    name: str
-    tier: TierName
-    pod: int | None
-    rail: int | None
-    plane: int | None
-    index: int = 0
-    """Position in its group (leaf j of its pod and rail, spine s of its pod, super-spine m of its plane)."""
-
-
-# A planned link before addressing: (a_device, a_port, b_device, b_port, role, rail, speed, explicit)
-RawLink = tuple[str, str, str, str, str, int | None, int, bool]
 
 
 @paused_gc()
@@ -103,7 +87,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                       links=tuple(links), qos=default_qos, firmware=firmware)
 
 
-def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple) -> SpecError:
+def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple[str | int, ...]) -> SpecError:
     """The planner's refusal, at the spec line an operator has to change."""
     return SpecError([spec_problem(doc, p.message, path) for p in exc.problems]) if doc else exc
 
@@ -130,7 +114,7 @@ def _super_name(plane: int, index: int) -> str:
     return f"super-pl{plane:02d}-{index + 1:02d}"
 
 
-def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[RawLink]]:
+def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[PlannedLink]]:
     tiers = spec.fabric.tiers
     leaf_os, spine_os = tiers.leaf.os, tiers.spine.os
     rails = spec.fabric.rails
@@ -158,7 +142,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             for m in range(layout.supers_per_plane):
                 slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
-    raw: list[RawLink] = []
+    raw: list[PlannedLink] = []
     profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
     for i, host in enumerate(hosts):
         pod, slot = divmod(i, per_pod)
@@ -166,7 +150,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         for nic in profiles[host.profile]:
             assert nic.rail is not None
             leaf = _leaf_name(pod, nic.rail, leaf_index)
-            raw.append((host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed),
+            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed),
                         "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
 
     k1 = layout.leaf_spine_links
@@ -182,7 +166,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k1):
                         leaf_port = layout.leaf_uplink_start + s * k1 + t
                         spine_port = 1 + position * k1 + t
-                        raw.append((leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
+                        raw.append(PlannedLink(leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
                                     spine, port_name(spine_os, spine_port, tiers.spine.speed),
                                     "leaf-spine", rail, ls_speed, False))
     if three:
@@ -197,13 +181,13 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k2):
                         spine_port = layout.spine_uplink_start + m * k2 + t
                         super_port = 1 + pod * k2 + t
-                        raw.append((spine, port_name(spine_os, spine_port, tiers.spine.speed),
+                        raw.append(PlannedLink(spine, port_name(spine_os, spine_port, tiers.spine.speed),
                                     _super_name(s, m), port_name(sup.os, super_port, sup.speed),
                                     "spine-superspine", None, ss_speed, False))
     return slots, raw
 
 
-def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None) -> list[Link]:
+def _address(raw: list[PlannedLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None) -> list[Link]:
     need = 2 * len(raw)
     if need > pool.num_addresses:
         raise _relocate(SpecError([Problem(
@@ -214,7 +198,7 @@ def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | N
     links = []
     for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
         upper = base + 2 * i
-        links.append(Link(a, ap, b, bp, role, rail, speed,  # type: ignore[arg-type]
+        links.append(Link(a, ap, b, bp, role, rail, speed,
                           f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit))
     return links
 
@@ -245,7 +229,8 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     result = []
     for i, slot in enumerate(slots):
         tier = by_tier[slot.tier]
-        qos, qos_path = default_qos, ("qos",)
+        qos = default_qos
+        qos_path: tuple[str | int, ...] = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
