@@ -1,7 +1,7 @@
 """The floor: EOS configs written with plain string joins, no templates.
 
 It starts from the same structured config as the ``eos`` target
-(:func:`fabgen.render.eos.eos_config`) and must produce the same bytes
+(:func:`fabgen.targets.eos.config.eos_config`) and must produce the same bytes
 (``bench/run.py`` asserts it), so the difference in time is what Jinja2
 templating costs over just producing the text.
 """
@@ -9,7 +9,7 @@ templating costs over just producing the text.
 from __future__ import annotations
 
 from fabgen.plan import FabricPlan
-from fabgen.render.eos import eos_config
+from fabgen.targets.eos.config import eos_config
 
 
 def _config(c) -> str:  # type: ignore[no-untyped-def]

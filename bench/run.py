@@ -63,7 +63,8 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     from fabgen.lint.engine import lint
     from fabgen.pipeline import __version__
     from fabgen.plan import build_plan
-    from fabgen.render.registry import render_files, targets
+    from fabgen.targets.registry import targets
+    from fabgen.targets.render import render_files
     from fabgen.source import load_source
     from fabgen.spec import validate_spec
     from fabgen.writer import write_tree
@@ -82,8 +83,8 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
         if name == "floor":
             from bench.floor_eos import floor_files
 
-            from fabgen.render.environment import environment
-            from fabgen.render.eos import render_eos
+            from fabgen.targets.environment import environment
+            from fabgen.targets.eos.config import render_eos
 
             env = environment()
             eos_switches = [s for s in fabric.switches if s.os == "eos"]

@@ -18,13 +18,6 @@ from fabgen.errors import FabgenError, Problem
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors are bad input: exit 2, one line
-        self.print_usage(sys.stderr)
-        print(f"fabgen: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT)
-
-
 def _cmd_validate(args: argparse.Namespace) -> int:
     from fabgen.pipeline import load_spec
 
@@ -32,9 +25,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for path in args.spec:
         try:
             spec = load_spec(Path(path))
-            from fabgen.pipeline import plan
+            from fabgen.pipeline import plan_fabric
 
-            plan(spec)
+            plan_fabric(spec)
         except FabgenError as exc:
             _print_error(exc)
             failed = True
@@ -45,10 +38,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
     from fabgen.plan.summary import summary, summary_table
 
-    fabric = plan(load_spec(Path(args.spec)))
+    fabric = plan_fabric(load_spec(Path(args.spec)))
     if args.format == "json":
         print(json.dumps(summary(fabric), indent=2, sort_keys=True))
     else:
@@ -100,7 +93,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_check_topo(args: argparse.Namespace) -> int:
-    from fabgen.render.nccl_topo_check import check_topology_file
+    from fabgen.targets.nccl.topo_check import check_topology_file
 
     bad = False
     for path in args.file:
@@ -114,7 +107,7 @@ def _cmd_check_topo(args: argparse.Namespace) -> int:
 
 
 def _cmd_check_sonic(args: argparse.Namespace) -> int:
-    from fabgen.render.sonic_yang import check_sonic_files
+    from fabgen.targets.sonic.yang import check_sonic_files
 
     problems = check_sonic_files([Path(p) for p in args.file], Path(args.yang_dir))
     for problem in problems:
@@ -126,9 +119,9 @@ def _cmd_check_sonic(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="fabgen", description="One spec for a RoCE GPU fabric: switches, NICs, NCCL.")
+    parser = argparse.ArgumentParser(prog="fabgen", description="One spec for a RoCE GPU fabric: switches, NICs, NCCL.")
     parser.add_argument("--version", action="version", version=f"fabgen {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)

@@ -56,9 +56,9 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 def _cmd_inventory(args: argparse.Namespace) -> int:
     from fabgen.inventory import inventory_yaml
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
-    text = inventory_yaml(plan(load_spec(Path(args.spec))), args.spec)
+    text = inventory_yaml(plan_fabric(load_spec(Path(args.spec))), args.spec)
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return EXIT_OK

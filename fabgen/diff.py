@@ -108,12 +108,12 @@ def diff_specs(
     templates: Path | None = None,
 ) -> SpecDiff:
     """Render both specs (the chosen targets and devices) and group the differing files by device."""
-    from fabgen.pipeline import plan
-    from fabgen.render.registry import render_files
-    from fabgen.render.registry import targets as all_targets
+    from fabgen.pipeline import plan_fabric
+    from fabgen.targets.render import render_files
+    from fabgen.targets.registry import targets as all_targets
 
     chosen = list(targets) if targets else None
-    old_plan, new_plan = plan(old), plan(new)
+    old_plan, new_plan = plan_fabric(old), plan_fabric(new)
     if devices:
         _require_matches(devices, old_plan, new_plan)
     old_files, old_owners = render_files(old_plan, chosen, devices, templates)

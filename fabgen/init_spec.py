@@ -124,10 +124,10 @@ def _template():  # type: ignore[no-untyped-def]
 
 def _check(text: str) -> None:
     """Load and plan the starter: a starter fabgen rejects is fabgen's bug, reported as such."""
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
     try:
-        plan(load_spec(text))
+        plan_fabric(load_spec(text))
     except FabgenError as exc:
         raise FabgenError([Problem(f"the starter for these options does not plan: {p}", file="fabgen init")
                            for p in exc.problems]) from None

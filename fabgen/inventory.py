@@ -173,7 +173,8 @@ def device_files(
     files (cabling) belong to no device. ``kind`` refuses devices of the other
     kind, so a host filter applied to a switch is an error, not an empty dict.
     """
-    from fabgen.render.registry import render_files, targets as all_targets
+    from fabgen.targets.registry import targets as all_targets
+    from fabgen.targets.render import render_files
 
     names = device_names(fabric, patterns)
     if kind is not None:

@@ -1,4 +1,4 @@
-"""The five stages as plain functions: load, plan, render, write (and check).
+"""The stages as plain functions: load, plan, render, lint, write (and check).
 
 Each is a pure function of its inputs (write aside), safe to call from threads;
 inputs are never mutated. :mod:`fabgen` re-exports them as the public API.
@@ -9,11 +9,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from fabgen.errors import SpecError
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
 from fabgen.spec import ClusterSpec, validate_spec
 from fabgen.writer import Drift, WriteResult, check_tree, write_tree
+
+if TYPE_CHECKING:
+    from fabgen.lint.finding import Finding
 
 __version__ = "0.1.0"
 
@@ -25,19 +30,29 @@ def load_spec(source: str | Path) -> ClusterSpec:
     return validate_spec(load_source(source))
 
 
-def plan(spec: ClusterSpec) -> FabricPlan:
-    """Lay out the fabric and derive every device's intent."""
-    return build_plan(spec, spec.source)
+def plan_fabric(spec: ClusterSpec) -> FabricPlan:
+    """Lay out the fabric and derive every device's intent; refuse what a target cannot express.
+
+    The targets' limits run here, not at render time, so ``fabgen validate``
+    (which plans) refuses everything ``fabgen generate`` would, at the spec's lines.
+    """
+    from fabgen.targets.registry import limit_problems
+
+    fabric = build_plan(spec, spec.source)
+    problems = limit_problems(fabric)
+    if problems:
+        raise SpecError(problems)
+    return fabric
 
 
-def render(
+def render_fabric(
     fabric: FabricPlan,
     targets: Iterable[str] | None = None,
     devices: Sequence[str] | None = None,
     templates: Path | None = None,
 ) -> dict[str, str]:
     """Render the chosen targets (all by default) for the chosen devices (globs): ``{path: text}``."""
-    from fabgen.render.registry import render_files
+    from fabgen.targets.render import render_files
 
     files, _ = render_files(fabric, targets, devices, templates)
     return files
@@ -61,9 +76,10 @@ def generate(
     jobs: int = 1,
 ) -> WriteResult | Drift:
     """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
-    from fabgen.render.registry import device_matches, render_files, select_targets
+    from fabgen.targets.registry import device_matches, select_targets
+    from fabgen.targets.render import render_files
 
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
     chosen = {t.name for t in select_targets(targets)}
 
@@ -99,9 +115,21 @@ def _require_matches(fabric: FabricPlan, patterns: Sequence[str], out_dir: Path)
                                    file="fabgen") for p in unmatched])
 
 
-def write(files: dict[str, str], out_dir: Path, check: bool = False) -> WriteResult | Drift:
+def write_files(files: dict[str, str], out_dir: str | Path, check: bool = False) -> WriteResult | Drift:
     """Write (or compare) an already rendered ``{path: text}`` tree; every file is owned by target ``api``."""
     if check:
-        return check_tree(files, out_dir)
+        return check_tree(files, Path(out_dir))
     owners = {p: ("api", "") for p in files}
-    return write_tree(files, out_dir, owners, {"fabgen_version": __version__})
+    return write_tree(files, Path(out_dir), owners, {"fabgen_version": __version__})
+
+
+def lint_fabric(spec: ClusterSpec, fabric: FabricPlan | None = None, wiring: Sequence[Path] | None = None,
+                deployed: Path | None = None, config: Any = None) -> list[Finding]:
+    """Check that switches, NICs and NCCL agree (and, given files, that the site matches the plan).
+
+    Returns :class:`fabgen.lint.Finding` objects, most severe first.
+    """
+    from fabgen.lint.engine import lint
+
+    return lint(spec, fabric if fabric is not None else plan_fabric(spec), wiring=wiring, deployed=deployed,
+                config=config)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fabgen.pipeline import load_spec, plan, render
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from tests.helpers import EXAMPLE_NAMES, ROOT, edited, example
 
 
@@ -47,6 +47,6 @@ def test_key_order_does_not_matter() -> None:
         classes = data["qos"]["classes"]
         for key in list(classes)[::-1]:
             classes[key] = classes.pop(key)
-    first = render(plan(load_spec(example("lab"))))
-    second = render(plan(load_spec(edited(reorder))))
+    first = render_fabric(plan_fabric(load_spec(example("lab"))))
+    second = render_fabric(plan_fabric(load_spec(edited(reorder))))
     assert first == second

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fabgen.pipeline import load_spec, plan
-from fabgen.render.registry import render_files
+from fabgen.pipeline import load_spec, plan_fabric
+from fabgen.targets.render import render_files
 from tests.helpers import example, run_cli
 
 LAB = example("lab")
@@ -88,7 +88,7 @@ def test_only_device_and_patch(tmp_path: Path) -> None:
                 ("ecn: {min: 150KB, max: 1500KB", "ecn: {min: 200KB, max: 1500KB"))
     code, data = _json(str(LAB), str(new), "--device", "lab01", "--device", "spine-*")
     assert code == 1 and [d["device"] for d in data["devices"]] == ["spine-01", "spine-02", "lab01"]
-    _, owners = render_files(plan(load_spec(LAB)), None, ["lab02"])
+    _, owners = render_files(plan_fabric(load_spec(LAB)), None, ["lab02"])
     target = owners["hosts/lab02/nccl.conf"][0]  # the registry names the target; no name is hard-coded here
     code, data = _json(str(LAB), str(new), "--only", target)
     assert code == 1 and all(f["path"].endswith(("nccl.conf", "nccl.env")) for d in data["devices"] for f in d["files"])

@@ -6,7 +6,8 @@ boundary numbers, rename keys) and then, sometimes, the YAML text itself
 (duplicate, drop or truncate a line, insert a tab or a stray character). The
 result goes through ``fabgen generate --check`` in-process: exit 0 or 1
 (rendered), or exit 2 with every stderr line a located problem
-(``file:line:col: message``). Any other exception fails the test with the
+(``file:line:col: message``); ``fabgen validate`` must agree (exit 0 exactly
+when generate renders, the same problems when it refuses). Any other exception fails the test with the
 spec that caused it.
 
 The CI run is bounded and deterministic (``derandomize=True``); the
@@ -151,6 +152,10 @@ def check_mutant(name: str, draw: Any, tmp_path: Path) -> None:
     out = tmp_path / "never-written"
     code, _, stderr = run_cli("generate", str(path), "-o", str(out), "--check")
     assert code in (0, 1, 2), (code, stderr)
+    vcode, _, vstderr = run_cli("validate", str(path))
+    assert (vcode == 0) == (code in (0, 1)), f"validate exit {vcode}, generate exit {code}:\n{vstderr}{stderr}\n---\n{text}"
+    if code == 2:
+        assert vstderr == stderr, "validate and generate refuse a spec with different problems"
     event("rendered" if code in (0, 1) else "refused")
     assert not out.exists()
     if code == 2:

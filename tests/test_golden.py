@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fabgen.pipeline import load_spec, plan, render
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from tests.helpers import EXAMPLE_NAMES, ROOT, example
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -26,7 +26,7 @@ SAMPLES = ("switches/leaf-r0-p00-01", "switches/spine-p00-01", "switches/super-p
 
 @cache
 def _render(name: str) -> dict[str, str]:
-    return render(plan(load_spec(example(name))))
+    return render_fabric(plan_fabric(load_spec(example(name))))
 
 
 def _digests(files: dict[str, str]) -> str:

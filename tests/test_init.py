@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fabgen.init_spec import starter_spec
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 from tests.helpers import run_cli
 
 
@@ -51,7 +51,7 @@ def test_every_os_and_size_generates_and_lints_clean(tmp_path: Path, os_name: st
     code, _, stderr = run_cli("init", "-q", "-o", str(spec), "--os", os_name, "--hosts", str(hosts),
                               "--rails", str(rails))
     assert code == 0, stderr
-    fabric = plan(load_spec(spec))
+    fabric = plan_fabric(load_spec(spec))
     assert len(fabric.hosts) == hosts and fabric.spec.fabric.rails == rails
     assert {s.os for s in fabric.switches} == {os_name}
     assert sum(s.tier == "spine" for s in fabric.switches) == 2  # a small starter survives a spine failure
@@ -62,7 +62,7 @@ def test_every_os_and_size_generates_and_lints_clean(tmp_path: Path, os_name: st
 
 
 def test_large_starter_grows_a_super_spine_tier() -> None:
-    fabric = plan(load_spec(starter_spec("eos", 300, 8)))
+    fabric = plan_fabric(load_spec(starter_spec("eos", 300, 8)))
     assert fabric.layout.tiers == 3 and any(s.tier == "super_spine" for s in fabric.switches)
     assert all(h.mgmt for h in fabric.hosts)  # the management pool grew with the cluster
 

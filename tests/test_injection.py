@@ -13,7 +13,7 @@ Each (field, payload) pair must end one of two ways:
   data path and position, one printable line per problem (no raw control
   character reaches the operator's terminal); or
 * accepted, and then every registered render target (parametrized over
-  :func:`fabgen.render.registry.targets`, so new targets are covered as they
+  :func:`fabgen.targets.registry.targets`, so new targets are covered as they
   land) renders files that still mean what they meant: every file parses in
   its own language (EOS grammar, JSON, YAML, XML plus NCCL's parser rules,
   nccl.conf and systemd EnvironmentFile readers, ``bash -n`` and shellcheck,
@@ -48,19 +48,21 @@ from lxml import etree
 from ruamel.yaml import YAML
 
 from fabgen.errors import FabgenError, SpecError
-from fabgen.nccl_conf import parse_nccl_conf, parse_systemd_env
+from fabgen.targets.nccl.conf import parse_nccl_conf, parse_systemd_env
 from fabgen.plan import build_plan
-from fabgen.render.environment import environment
-from fabgen.render.registry import RenderContext, Target, devices_of, render_files, targets
+from fabgen.targets.environment import environment
+from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.registry import devices_of, targets
+from fabgen.targets.render import render_files
 from fabgen.source import DataPath, SourceDoc, format_path, load_source
 from fabgen.spec import validate_spec
 from tests.helpers import EXAMPLE_NAMES, dump, example, run_cli, spec_data
 
 try:
-    from fabgen.render import eos_syntax
+    import fabgen.targets.eos.syntax as eos_syntax
 except ImportError:  # pragma: no cover - the EOS target is not there yet
     eos_syntax = None  # type: ignore[assignment]
-from fabgen.render.nccl_topo_check import check_topology_xml
+from fabgen.targets.nccl.topo_check import check_topology_xml
 
 PAYLOADS: dict[str, str] = {
     "newline": "a\nb",
@@ -143,7 +145,7 @@ def enriched(name: str) -> dict[str, Any]:
 
 
 def _cabling_csv(plan: Any) -> str:
-    from fabgen.render.cabling import cabling_csv
+    from fabgen.targets.cabling import cabling_csv
 
     return cabling_csv(plan)
 
@@ -437,8 +439,8 @@ def test_accepted_values_render_as_exactly_one_value(target: Target, tmp_path: P
             if case.payload_name in EDGY and kind in checked:
                 continue
             trouble = format_problems(path, text)
-            if target.validate is not None:
-                trouble += [f"{target.name} validator: {p}" for p in target.validate(path, text)]
+            if target.check is not None:
+                trouble += [f"{target.name} validator: {p}" for p in target.check(path, text)]
             if before is not None and case.payload_name not in EDGY:  # a real name may change keys; text may not
                 trouble += shape_changes(path, text, before)
                 if kind.endswith(".sh") and kind not in checked:  # shellcheck one script of each kind per case

@@ -12,7 +12,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from fabgen.init_spec import starter_spec
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 from tests.helpers import ROOT, example, run_cli
 
 LAB = example("lab")
@@ -60,7 +60,7 @@ def test_lab_groups_and_host_vars() -> None:
     assert _members(data, "pod_0") == _members(data, "hosts") + _members(data, "leaf")
     assert list(children)[:2] == ["hosts", "switches"]
 
-    fabric = plan(load_spec(LAB))
+    fabric = plan_fabric(load_spec(LAB))
     host = children["hosts"]["hosts"]["lab04"]
     assert host == {"ansible_host": fabric.host("lab04").mgmt.split("/")[0], "fabgen_kind": "host",  # type: ignore[union-attr]
                     "fabgen_profile": "lab-node", "fabgen_pod": 0, "fabgen_rails": [0, 1, 2]}  # mlx5_3 out of service
@@ -77,7 +77,7 @@ def test_lab_groups_and_host_vars() -> None:
 
 def test_three_tier_has_pods_planes_and_super_spines() -> None:
     spec = starter_spec("sonic", 300, 8)  # more leaves than one spine layer reaches: 3 tiers
-    fabric = plan(load_spec(spec))
+    fabric = plan_fabric(load_spec(spec))
     from fabgen.inventory import inventory
 
     data = inventory(fabric)
@@ -119,7 +119,7 @@ def test_no_mgmt_pool_means_no_ansible_host() -> None:
 def _inventory_text(text: str) -> tuple[str, dict[str, Any]]:
     from fabgen.inventory import inventory_yaml
 
-    out = inventory_yaml(plan(load_spec(text)))
+    out = inventory_yaml(plan_fabric(load_spec(text)))
     return out, _load(out)
 
 

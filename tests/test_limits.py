@@ -23,12 +23,12 @@ import pytest
 
 import fabgen.source as source
 from fabgen.errors import FabgenError, SpecError
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan.topology import topology_intent
-from fabgen.render.environment import environment
-from fabgen.render.nccl_topo import TEMPLATE
-from fabgen.render.nccl_topo_check import MAX_NODES as NCCL_MAX_NODES
-from fabgen.render.nccl_topo_check import check_topology_xml
+from fabgen.targets.environment import environment
+from fabgen.targets.nccl.topo import TEMPLATE
+from fabgen.targets.nccl.topo_check import MAX_NODES as NCCL_MAX_NODES
+from fabgen.targets.nccl.topo_check import check_topology_xml
 from fabgen.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_source
 from fabgen.spec import validate_spec
 from fabgen.spec.references import MAX_HOSTS
@@ -219,6 +219,6 @@ def test_nccl_topology_node_limit(tmp_path: Path) -> None:
     assert line.startswith(f"{spec_file}:") and line.endswith("(at host_profiles.lab-node)")
     assert f"{NCCL_MAX_NODES}-node NCCL topology file" in line and "nccl.topology: pci" in line
     with pytest.raises(FabgenError):
-        from fabgen.pipeline import render
+        from fabgen.pipeline import render_fabric
 
-        render(plan(over), ["nccl-topo"])
+        render_fabric(plan_fabric(over), ["nccl-topo"])

@@ -37,7 +37,7 @@ def test_every_generate_option_is_documented() -> None:
 
 
 def test_every_target_is_documented() -> None:
-    from fabgen.render.registry import target_names
+    from fabgen.targets.registry import target_names
 
     for name in target_names():
         assert f"`{name}`" in README, name

@@ -28,9 +28,9 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from fabgen._resources import resource_dir
 from fabgen.errors import FabgenError
-from fabgen.render.environment import environment
-from fabgen.render.registry import render_files
-from fabgen.pipeline import load_spec, plan
+from fabgen.targets.environment import environment
+from fabgen.targets.render import render_files
+from fabgen.pipeline import load_spec, plan_fabric
 from tests.helpers import EXAMPLE_NAMES, example, run_cli
 
 SHIPPED = resource_dir("templates")
@@ -69,7 +69,7 @@ def _probe(template: str, name: str) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         root = overlay(Path(tmp), template, "{{ fabgen_probe_undefined_name }}")
         try:
-            render_files(plan(load_spec(example(name))), templates=root)
+            render_files(plan_fabric(load_spec(example(name))), templates=root)
         except FabgenError as exc:
             return any(template in line for line in exc.lines())
         return False

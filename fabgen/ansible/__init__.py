@@ -22,9 +22,6 @@ from typing import Literal
 
 PluginKind = Literal["filter", "action", "modules"]
 
-PLUGIN_KINDS: tuple[PluginKind, ...] = ("filter", "action", "modules")
-
-
 def plugin_dir(kind: PluginKind | None = None) -> Path:
     """The directory holding the plugins (``plugins/``), or one kind of them (``plugins/filter``)."""
     base = Path(__file__).resolve().parent / "plugins"

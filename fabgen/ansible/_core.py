@@ -15,7 +15,6 @@ and in the controller process; it never serves a stale plan.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import os
 import secrets
@@ -73,7 +72,7 @@ def _text(value: Any, what: str) -> str:
 
 def loaded(spec_path: str | os.PathLike[str]) -> tuple[ClusterSpec, FabricPlan]:
     """The validated spec and its plan, from the cache while the file is unchanged."""
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
     path = Path(spec_path)
     try:
@@ -90,7 +89,7 @@ def loaded(spec_path: str | os.PathLike[str]) -> tuple[ClusterSpec, FabricPlan]:
             _stats["hits"] += 1
             return hit
     spec = load_spec(path)
-    result = (spec, plan(spec))
+    result = (spec, plan_fabric(spec))
     with _lock:
         _stats["misses"] += 1
         _cache[key] = result
@@ -142,16 +141,9 @@ def lint_findings(spec_path: Any) -> list[dict[str, Any]]:
     """The linter's findings as plain dicts (what Ansible can loop over, ``selectattr`` and print)."""
     spec_path = _text(normalise(spec_path), "spec path")
     spec, fabric = loaded(spec_path)
-    try:
-        lint_module = importlib.import_module("fabgen.lint")
-    except ImportError as exc:
-        raise FabgenError([Problem(f"fabgen's linter is not available in this installation: {exc}",
-                                   file="fabgen")]) from None
-    lint = getattr(lint_module, "lint", None)
-    if not callable(lint):
-        raise FabgenError([Problem("fabgen's linter is not available in this installation (fabgen.lint.lint "
-                                   "is missing)", file="fabgen")])
-    return [_finding_dict(f) for f in lint(spec, fabric)]
+    from fabgen.pipeline import lint_fabric
+
+    return [_finding_dict(f) for f in lint_fabric(spec, fabric)]
 
 
 def _finding_dict(finding: Any) -> dict[str, Any]:

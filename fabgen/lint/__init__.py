@@ -19,8 +19,6 @@ register its subcommands, and ``fabgen validate`` should not pay for the rules.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,18 +63,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-class _CallableModule(types.ModuleType):
-    """``fabgen.lint`` is both this package and the public API's verb.
-
-    Importing the package replaces the ``fabgen.lint`` function in :mod:`fabgen`'s
-    namespace by this module (Python binds submodules as attributes of their
-    parent); calling the module keeps ``fabgen.lint(spec, plan)`` working after that.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> list[Finding]:
-        return __getattr__("lint")(*args, **kwargs)  # type: ignore[no-any-return]
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -30,7 +30,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     from fabgen.lint.engine import run_lint
     from fabgen.lint.finding import Finding
     from fabgen.lint.formats import format_findings
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
     if (args.wiring or args.deployed) and len(args.spec) > 1:
         raise FabgenError([Problem("--wiring and --deployed compare one spec with one site: give exactly one SPEC",
@@ -50,7 +50,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
                 config = config_for(path)
             config = config.override(_split(args.select), _split(args.ignore), args.strict)
             spec = load_spec(Path(path))
-            result = run_lint(spec, plan(spec), wiring=args.wiring or None, deployed=args.deployed, config=config)
+            result = run_lint(spec, plan_fabric(spec), wiring=args.wiring or None, deployed=args.deployed, config=config)
         except FabgenError as exc:
             for line in exc.lines():
                 print(line, file=sys.stderr)

@@ -157,7 +157,7 @@ class LintContext:
 
     @cached_property
     def nccl_version(self) -> tuple[int, ...]:
-        from fabgen.nccl_vars import parse_version
+        from fabgen.targets.nccl.variables import parse_version
 
         return parse_version(self.spec.nccl.version)
 

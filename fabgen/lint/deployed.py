@@ -3,7 +3,7 @@
 ``fabgen lint SPEC --deployed DIR`` compares what devices run with what the
 plan says, semantically: a host's ``nccl.conf`` is compared variable by variable
 (comments, order and quoting do not matter), a switch configuration through
-the OS-neutral :class:`~fabgen.render.qos_common.CommonQos` picture its OS
+the OS-neutral :class:`~fabgen.targets.qos_common.CommonQos` picture its OS
 parser extracts. The expected picture of a switch is the parse of what fabgen
 itself renders for it, so what an OS cannot express (NVUE has no restore time)
 never shows up as drift.
@@ -17,49 +17,25 @@ Layout read::
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
 
 Directories starting with ``_`` (``hosts/_profiles``) are fabgen's shared files
-and are skipped. Switch parsers are imported lazily; when one is not available
-the switch files of that OS are listed in :attr:`Deployed.notes` and not checked.
+and are skipped.
+Which file holds a switch OS's configuration, and how it reads back, is that
+OS target's :class:`~fabgen.targets.base.ReadBack` row in the registry.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan, Switch
-    from fabgen.render.qos_common import CommonQos
+    from fabgen.targets.base import ReadBack, Target
+    from fabgen.targets.qos_common import CommonQos
 
-
-@dataclass(frozen=True)
-class SwitchFormat:
-    """Where a switch OS's configuration lives in the tree and how to read it back."""
-
-    os: str
-    path: str
-    """Relative path with ``{name}``."""
-    module: str
-    parser: str
-    kind: str
-    """``text`` or ``json``: what the parser takes."""
-    target: str
-    """Render target that writes this file (to compute the expected picture)."""
-
-
-SWITCH_FORMATS: dict[str, SwitchFormat] = {
-    "eos": SwitchFormat("eos", "switches/{name}.cfg", "fabgen.render.eos_parse", "parse_eos_qos", "text", "eos"),
-    "sonic": SwitchFormat("sonic", "switches/{name}/config_db.json", "fabgen.render.sonic_parse", "parse_sonic_qos",
-                          "json", "sonic"),
-    "cumulus": SwitchFormat("cumulus", "switches/{name}/startup.yaml", "fabgen.render.nvue_parse", "parse_nvue_qos",
-                            "text", "nvue"),
-}
-"""One row per switch OS; a new OS is one row here plus its parser module."""
 
 HOST_FILES = ("nccl.conf", "nccl.env")
 
@@ -98,16 +74,6 @@ class Deployed:
     """What could not be checked in this fabgen (no parser for an OS), for the operator."""
 
 
-def _parser(fmt: SwitchFormat) -> Callable[[Any], CommonQos] | None:
-    try:
-        module = importlib.import_module(fmt.module)
-    except ModuleNotFoundError as exc:
-        if exc.name != fmt.module:
-            raise
-        return None
-    return getattr(module, fmt.parser, None)
-
-
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -117,27 +83,27 @@ def _read(path: Path) -> str:
         raise FabgenError([Problem(f"cannot read: {exc.strerror or exc}", file=str(path))]) from None
 
 
-def _expected(plan: FabricPlan, switch: Switch, fmt: SwitchFormat,
-              parse: Callable[[Any], CommonQos]) -> CommonQos | str:
+def _expected(plan: FabricPlan, switch: Switch, target: Target, fmt: ReadBack) -> CommonQos | str:
     """The picture of what fabgen renders for ``switch``, or why there is none."""
-    from fabgen.render.registry import render_files
+    from fabgen.targets.render import render_files
 
     try:
-        files, _ = render_files(plan, [fmt.target], [switch.name])
+        files, _ = render_files(plan, [target.name], [switch.name])
     except FabgenError as exc:
         return "fabgen cannot render it: " + "; ".join(p.message for p in exc.problems[:2])
     text = files.get(fmt.path.format(name=switch.name))
     if text is None:
-        return f"the {fmt.target} target writes no {fmt.path.format(name=switch.name)}"
+        return f"the {target.name} target writes no {fmt.path.format(name=switch.name)}"
     try:
-        return parse(json.loads(text) if fmt.kind == "json" else text)
+        return fmt.parse(json.loads(text) if fmt.kind == "json" else text)
     except (ValueError, KeyError, TypeError) as exc:
         return f"cannot read fabgen's own output back: {exc}"
 
 
 def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     """Read ``root`` for the devices of ``plan``; raise :class:`FabgenError` when it is not such a tree."""
-    from fabgen.nccl_conf import parse_nccl_conf_located, parse_systemd_env_located
+    from fabgen.targets.nccl.conf import parse_nccl_conf_located, parse_systemd_env_located
+    from fabgen.targets.registry import read_backs
 
     base = Path(root)
     if not base.is_dir():
@@ -173,25 +139,19 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     notes: list[str] = []
     seen_switches: set[str] = set()
     expected_cache: dict[tuple[str, int], CommonQos | str] = {}
-    parsers: dict[str, Callable[[Any], CommonQos] | None] = {}
+    formats = read_backs()
     for switch in plan.switches:
-        fmt = SWITCH_FORMATS.get(switch.os)
-        if fmt is None:
+        row = formats.get(switch.os)
+        if row is None:
             continue
+        target, fmt = row
         path = base / fmt.path.format(name=switch.name)
         if not path.is_file():
             continue
         seen_switches.add(switch.name)
-        if fmt.os not in parsers:
-            parsers[fmt.os] = _parser(fmt)
-            if parsers[fmt.os] is None:
-                notes.append(f"{fmt.os} configurations not checked: this fabgen has no {fmt.module}")
-        parse = parsers[fmt.os]
-        if parse is None:
-            continue
         key = (fmt.os, id(switch.qos))
         if key not in expected_cache:
-            expected_cache[key] = _expected(plan, switch, fmt, parse)
+            expected_cache[key] = _expected(plan, switch, target, fmt)
         expected = expected_cache[key]
         if isinstance(expected, str):
             notes.append(f"{path}: not checked: {expected}")
@@ -199,7 +159,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
         text = _read(path)
         try:
             data = json.loads(text) if fmt.kind == "json" else text
-            picture = parse(data)
+            picture = fmt.parse(data)
         except (ValueError, KeyError, TypeError, FabgenError) as exc:
             reason = "; ".join(p.message for p in exc.problems[:2]) if isinstance(exc, FabgenError) else str(exc)
             unreadable.append((str(path), reason))

@@ -6,7 +6,7 @@ host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
 
 from __future__ import annotations
 
-from fabgen.nccl_vars import format_value, parse_version
+from fabgen.targets.nccl.variables import format_value, parse_version
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.plan.nic import host_nic_intent
 from fabgen.plan.qos import traffic_class

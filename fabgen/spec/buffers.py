@@ -10,7 +10,7 @@ sizes in each SKU's ``buffers_defaults_t*.j2``; fabgen writes the resulting
 Every field has a default (NVIDIA Spectrum-4, SN5600 pools). ``Tier.asic``
 picks a preset from :data:`ASIC_PRESETS`; ``Tier.buffers`` overrides single
 fields on top of it (only the fields written in the spec). The formula that
-uses them is in :mod:`fabgen.plan.buffers`.
+uses them is in :mod:`fabgen.targets.sonic.buffers`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ NCCL never complains about a variable it does not know or a value it misreads:
 ``NCCL_IB_HCAS`` is ignored, ``NCCL_IB_TC=0106`` is octal 70 and lands in the
 wrong traffic class, ``NCCL_IB_RETRY_CNT=8`` overflows a 3-bit field. Such a spec
 must not produce files, so every *error* of
-:func:`fabgen.nccl_vars.check_nccl_var` becomes a located problem at the
+:func:`fabgen.targets.nccl.variables.check_nccl_var` becomes a located problem at the
 variable's key (``spec.yaml:88:5: ...``). Warnings (a variable that works but is
 probably not what was meant) are left to the linter.
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 
 from fabgen.errors import Problem
-from fabgen.nccl_vars import check_nccl_var, nccl_strtoll
+from fabgen.targets.nccl.variables import check_nccl_var, nccl_strtoll
 from fabgen.source import DataPath, SourceDoc
 from fabgen.spec.cluster import ClusterSpec
 

@@ -85,9 +85,3 @@ class QosPolicy(SpecModel):
     """Switch port IP MTU (bytes). 9214 by default: the largest EOS accepts, and fine for SONiC and Cumulus."""
     cable_length: Annotated[Length, Field(ge=1, le=40_000)] = 5
     """Longest cable on a lossless port (metres): sizes PFC headroom."""
-
-    def class_with_role(self, role: str) -> tuple[str, TrafficClass] | None:
-        for name, cls in self.classes.items():
-            if cls.role == role:
-                return name, cls
-        return None

@@ -136,7 +136,7 @@ class Prepared:
 
 def prepare(case: dict[str, Any], base: str, tmp: Path) -> Prepared:
     """Write the patched spec (and evidence) under ``tmp``."""
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
     text = patch_text(base_path(case.get("base", base)).read_text(), case)
     spec_file = tmp / "spec.yaml"
@@ -144,11 +144,11 @@ def prepare(case: dict[str, Any], base: str, tmp: Path) -> Prepared:
     prepared = Prepared(spec_file, text)
     wiring = case.get("wiring")
     deployed = case.get("deployed")
-    fabric = plan(load_spec(spec_file)) if wiring == "plan-csv" or deployed else None
+    fabric = plan_fabric(load_spec(spec_file)) if wiring == "plan-csv" or deployed else None
     if wiring:
         root = tmp / "wiring"
         if wiring == "plan-csv":
-            from fabgen.render.cabling import cabling_csv
+            from fabgen.targets.cabling import cabling_csv
 
             root.mkdir()
             (root / "cabling.csv").write_text(cabling_csv(fabric))
@@ -184,8 +184,9 @@ def _edit(path: Path, edits: list[list[str]]) -> None:
 
 def write_deployed(fabric: Any, root: Path) -> None:
     """What a site runs when it runs exactly the plan: nccl.conf per host, and switch configs fabgen renders."""
-    from fabgen.nccl_conf import format_nccl_conf
-    from fabgen.render.registry import render_files, target_names
+    from fabgen.targets.nccl.conf import format_nccl_conf
+    from fabgen.targets.registry import target_names
+    from fabgen.targets.render import render_files
 
     for host in fabric.hosts:
         path = root / "hosts" / host.name / "nccl.conf"
@@ -205,11 +206,11 @@ def run_case(case: dict[str, Any], base: str, code: str, tmp: Path) -> tuple[lis
     """Run ``code`` alone on the prepared case; (code, [where,] line, col) tuples, sorted."""
     from fabgen.lint import lint
     from fabgen.lint.config import LintConfig
-    from fabgen.pipeline import load_spec, plan
+    from fabgen.pipeline import load_spec, plan_fabric
 
     prepared = prepare(case, base, tmp)
     spec = load_spec(prepared.spec_file)
-    findings = lint(spec, plan(spec), wiring=prepared.wiring or None, deployed=prepared.deployed,
+    findings = lint(spec, plan_fabric(spec), wiring=prepared.wiring or None, deployed=prepared.deployed,
                     config=LintConfig(select=(code,)))
     got = []
     for f in findings:

@@ -14,7 +14,7 @@ from fabgen.lint import Finding, LintConfig, config_for, find_config, lint, load
 from fabgen.lint.config import config_from_mapping
 from fabgen.lint.registry import RULES, get_rule
 from fabgen.lint.suppress import parse_suppressions
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 
 EXAMPLE_SPECS = sorted(EXAMPLES.glob("*/spec.yaml"))
 
@@ -30,7 +30,7 @@ def write_spec(tmp_path: Path, case: dict, base: str = "lab") -> Path:
 
 def run(path: Path, **kwargs: object) -> list[Finding]:
     spec = load_spec(path)
-    return lint(spec, plan(spec), **kwargs)  # type: ignore[arg-type]
+    return lint(spec, plan_fabric(spec), **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("path", EXAMPLE_SPECS, ids=lambda p: p.parent.name)
@@ -45,7 +45,7 @@ def test_examples_exist() -> None:
 
 def test_llama3_lints_well_under_a_second() -> None:
     spec = load_spec(EXAMPLES / "llama3-24k" / "spec.yaml")
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     best = min(_timed(lambda: lint(spec, fabric)) for _ in range(3))
     assert best < 0.5, f"lint took {best:.2f} s on 3,072 hosts (the budget is well under 1 s)"
 
@@ -174,13 +174,13 @@ def test_suppression_parser() -> None:
 
 def test_public_api_verb(tmp_path: Path) -> None:
     spec = load_spec(write_spec(tmp_path, BAD))
-    via_package = fabgen.lint(spec)
+    via_package = fabgen.lint_fabric(spec)
     assert [f.code for f in via_package] == ["FG116", "FG104", "FG114"]
     import sys
 
     module = sys.modules["fabgen.lint"]  # ``import fabgen.lint as m`` yields the API function of the same name
     assert module.lint(spec) == via_package
-    assert fabgen.lint(spec, None, config={"select": ["FG116"]})[0].code == "FG116"
+    assert fabgen.lint_fabric(spec, None, config={"select": ["FG116"]})[0].code == "FG116"
 
 
 def test_spec_without_source_lints() -> None:
@@ -191,7 +191,7 @@ def test_spec_without_source_lints() -> None:
     data["qos"]["mtu"] = 1500
     bare = ClusterSpec.model_validate(data)
     assert bare.source is None
-    found = lint(bare, plan(bare))
+    found = lint(bare, plan_fabric(bare))
     assert [f.code for f in found] == ["FG116"]
     assert found[0].file == "<spec>" and found[0].path == "qos.mtu"
 

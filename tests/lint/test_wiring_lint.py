@@ -20,8 +20,8 @@ from fabgen.cli import main
 from fabgen.errors import FabgenError
 from fabgen.lint import lint
 from fabgen.lint.observed import Names, evidence_from_links, normalise, read_evidence
-from fabgen.pipeline import load_spec, plan
-from fabgen.render.cabling import cabling_csv
+from fabgen.pipeline import load_spec, plan_fabric
+from fabgen.targets.cabling import cabling_csv
 from fabgen.wiring import ObservedLink, read_lldp
 
 LAB = EXAMPLES / "lab" / "spec.yaml"
@@ -31,7 +31,7 @@ MISWIRED = WIRING / "miswired-lab"
 @pytest.fixture(scope="module")
 def lab():  # type: ignore[no-untyped-def]
     spec = load_spec(LAB)
-    return spec, plan(spec)
+    return spec, plan_fabric(spec)
 
 
 def test_generated_cabling_csv_gives_no_findings(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_generated_cabling_csv_gives_no_findings(tmp_path: Path) -> None:
 
 def test_llama3_cabling_round_trip_is_clean_and_fast(tmp_path: Path) -> None:
     spec = load_spec(EXAMPLES / "llama3-24k" / "spec.yaml")
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     csv = tmp_path / "cabling.csv"
     csv.write_text(cabling_csv(fabric))
     start = time.perf_counter()
@@ -156,7 +156,7 @@ def test_names_for_eos_and_hosts(lab) -> None:  # type: ignore[no-untyped-def]
 
 def test_names_for_sonic_aliases() -> None:
     spec = load_spec(EXAMPLES / "sonic-pod" / "spec.yaml")
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     names = Names(fabric)
     assert names.port("leaf-r0-p00-01", "etp33") == "Ethernet256"
     assert names.port("leaf-r0-p00-01", "Ethernet256") == "Ethernet256"
@@ -171,7 +171,7 @@ def test_names_for_sonic_aliases() -> None:
 
 def test_cumulus_ports() -> None:
     spec = load_spec(EXAMPLES / "cumulus-pod" / "spec.yaml")
-    names = Names(plan(spec))
+    names = Names(plan_fabric(spec))
     leaf = next(s for s in names.switches.values() if s.tier == "leaf")
     assert names.port(leaf.name, "SWP5") == "swp5"
 
@@ -183,7 +183,7 @@ def test_reference_captures_match_their_plan() -> None:
     host = require_reference("lldp", "host-gt00001-two-neighbors.json")
     leaf = require_reference("lldp", "leaf-r0-p00-01-one-neighbor.json")
     spec = load_spec(base_path("gt-two-rails"))
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     links = read_lldp(host, local_device="gt00001") + read_lldp(leaf, local_device="leaf-r0-p00-01")
     findings = lint(spec, fabric, wiring=links)
     # EOS sent "Ethernet1" for Ethernet1/1 and the host "ens1np0" as a port description: both match.
@@ -195,7 +195,7 @@ def test_reference_captures_match_their_plan() -> None:
 
 def test_reference_formats_agree() -> None:
     spec = load_spec(base_path("gt-two-rails"))
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     reports = []
     for name in ("host-gt00001-two-neighbors.json", "host-gt00001-two-neighbors.json0.json",
                  "host-gt00001-two-neighbors.keyvalue.txt"):

@@ -1,7 +1,7 @@
 """FG5xx deployed drift: what devices run against what the plan says (``--deployed DIR``).
 
 Differences are semantic: a switch is compared through its QoS picture
-(:class:`~fabgen.render.qos_common.CommonQos`), a host through the NCCL
+(:class:`~fabgen.targets.qos_common.CommonQos`), a host through the NCCL
 variables its files set. Reordered lines, comments and formatting are not drift;
 an edited DSCP map or a changed ``NCCL_IB_TC`` is.
 """

@@ -65,7 +65,7 @@ def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, object]]:
     cached = ctx.memo.get("env_issues")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    from fabgen.nccl_vars import KNOWN_VARS, OTHER_DOCUMENTED_VARS, check_nccl_var
+    from fabgen.targets.nccl.variables import KNOWN_VARS, OTHER_DOCUMENTED_VARS, check_nccl_var
 
     out: list[tuple[EnvItem, str, object]] = []
     version = ctx.spec.nccl.version
@@ -199,7 +199,7 @@ def gid_index_set(ctx: LintContext) -> Iterator[Hit]:
 
 def _ar_on(ctx: LintContext) -> dict[DataPath | None, list[str]]:
     """Hosts that enable adaptive routing, by where the spec enables it."""
-    from fabgen.nccl_vars import nccl_strtoll
+    from fabgen.targets.nccl.variables import nccl_strtoll
 
     groups: dict[DataPath | None, list[str]] = {}
     for host in ctx.plan.hosts:

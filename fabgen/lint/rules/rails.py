@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fabgen.lint.context import OS_NAMES, LintContext, hosts_phrase
 from fabgen.lint.finding import Hit
+from fabgen.plan.ports import port_name
 from fabgen.source import DataPath
 
 
@@ -117,7 +118,8 @@ def port_beyond_radix(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(
                 f"{switch.name}:{port.name} {what}",
                 ctx.at(ctx.link_path(link) if link else ctx.tier_path(switch.tier, "ports")),
-                f"use a port between 1 and {switch.radix}",
+                f"use a port between {port_name(switch.os, 1, switch.speed)} and "
+                f"{port_name(switch.os, switch.radix, switch.speed)}",
                 (ctx.at(ctx.tier_path(switch.tier, "ports"), note="tier radix"),),
             )
 
@@ -220,7 +222,7 @@ def hca_names_unusable_nic(ctx: LintContext) -> Iterator[Hit]:
         Drop the hand-set value (fabgen derives ``NCCL_IB_HCA`` from the profile and
         the out-of-service list), or remove the NIC from it.
     """
-    from fabgen.nccl_vars import parse_if_list
+    from fabgen.targets.nccl.variables import parse_if_list
 
     for use in _hca_uses(ctx):
         parsed = parse_if_list(use.raw)
@@ -301,7 +303,7 @@ def nic_gpu_locality(ctx: LintContext) -> Iterator[Hit]:
 
 def _entries_in_use(ctx: LintContext) -> Iterator[tuple[_HcaUse, list[tuple[object, object]]]]:
     """(use, [(entry, profile NIC)]) for exact-name, non-exclude hand-set lists."""
-    from fabgen.nccl_vars import parse_if_list
+    from fabgen.targets.nccl.variables import parse_if_list
 
     for use in _hca_uses(ctx):
         parsed = parse_if_list(use.raw)
@@ -337,7 +339,7 @@ def hca_rail_mismatch(ctx: LintContext) -> Iterator[Hit]:
         Drop the hand-set value (fabgen writes the rails from the profile), or make
         each entry's rail the profile's.
     """
-    from fabgen.nccl_vars import RAIL_FIELDS_SINCE
+    from fabgen.targets.nccl.variables import RAIL_FIELDS_SINCE
 
     if ctx.nccl_version < RAIL_FIELDS_SINCE:
         return

@@ -68,7 +68,6 @@ class NicSide:
     cnp_priority: int
     cnp_path: DataPath
     dcqcn: bool
-    dcqcn_path: DataPath
     hosts: tuple[str, ...]
 
     def label(self, total: int) -> str:
@@ -106,7 +105,7 @@ def nic_sides(ctx: LintContext) -> list[NicSide]:
         groups.setdefault(key, []).append(host.name)
     sides = [
         NicSide(str(trust), trust_path, pfc, pfc_path, cnp_[0], cnp_[1], cnp_path, bool(dcqcn),  # type: ignore[index,arg-type]
-                ("nic", "dcqcn", "enabled"), tuple(names))
+                tuple(names))
         for (trust, pfc, cnp_, dcqcn), names in groups.items()
     ]
     ctx.memo["nic_sides"] = sides
@@ -137,7 +136,7 @@ def _owner_path(group: QosGroup, dscp: int) -> DataPath:
 
 def _clean_int(text: str) -> int | None:
     """An integer NCCL reads exactly as written (decimal, no junk); None otherwise (FG40x report those)."""
-    from fabgen.nccl_vars import nccl_strtoll
+    from fabgen.targets.nccl.variables import nccl_strtoll
 
     result = nccl_strtoll(text)
     if result.consumed != len(text) or result.overflow or re.match(r"[+-]?0[0-9]", text):
@@ -724,101 +723,6 @@ def pfc_watchdog_disabled(ctx: LintContext) -> Iterator[Hit]:
                 ctx.at(ctx.first_written((*group.path, "pfc", "watchdog", "enabled"), (*group.path, "pfc"))),
                 "set pfc.watchdog.enabled: true",
             )
-
-
-@dataclass(frozen=True)
-class WatchdogLimits:
-    """What one switch OS accepts for the PFC watchdog (switch.md §1-§3)."""
-
-    detect: tuple[int, int] | None
-    restore: tuple[int, int] | None
-    poll: tuple[int, int]
-    step: int
-    """Detect and restore must be multiples of this many ms."""
-    actions: tuple[str, ...]
-    source: str
-
-
-WATCHDOG_LIMITS: dict[str, WatchdogLimits] = {
-    "eos": WatchdogLimits((10, 60_000), (10, 60_000), (5, 30_000), 10, ("drop", "notify-only"),
-                          "EOS: timeout and recovery-time 0.01-60 s in 0.01 s steps, polling 0.005-30 s "
-                          "and at most half the shorter of the two"),
-    "sonic": WatchdogLimits((100, 5_000), (100, 60_000), (100, 1_000), 1, ("drop", "forward", "alert"),
-                            "SONiC YANG: detection_time 100-5000 ms, restoration_time 100-60000 ms, "
-                            "POLL_INTERVAL 100-1000 ms and not above either"),
-    "cumulus": WatchdogLimits(None, None, (100, 5_000), 1, ("drop",),
-                              "NVUE: polling-interval 100-5000 ms; detection is polling-interval x robustness "
-                              "(1-1000); the action is always drop"),
-}
-
-
-def _watchdog_problems(os: str, detect: int, restore: int, poll: int, action: str) -> list[tuple[str, str]]:
-    """(field, message) for each timer or action ``os`` refuses."""
-    limits = WATCHDOG_LIMITS.get(os)
-    if limits is None:
-        return []
-    out: list[tuple[str, str]] = []
-    for field, value, bounds in (("detect", detect, limits.detect), ("restore", restore, limits.restore),
-                                 ("poll", poll, limits.poll)):
-        if bounds is not None and not bounds[0] <= value <= bounds[1]:
-            out.append((field, f"{field} {value} ms is outside {bounds[0]}..{bounds[1]} ms"))
-        elif field != "poll" and bounds is not None and value % limits.step:
-            out.append((field, f"{field} {value} ms is not a multiple of {limits.step} ms"))
-    if os == "eos" and poll * 2 > min(detect, restore):
-        out.append(("poll", f"poll {poll} ms is more than half of min(detect, restore) = {min(detect, restore)} ms"))
-    if os == "sonic":
-        bad = {field for field, _ in out}
-        for field, value in (("detect", detect), ("restore", restore)):
-            if value < poll and field not in bad and "poll" not in bad:
-                out.append((field, f"{field} {value} ms is shorter than the poll interval {poll} ms"))
-    if os == "cumulus":
-        if detect % poll or not 1 <= detect // poll <= 1000:
-            out.append(("detect", f"detect {detect} ms is not poll ({poll} ms) x robustness 1..1000"))
-    if action not in limits.actions:
-        out.append(("action", f"action {action} does not exist (only {', '.join(limits.actions)})"))
-    return out
-
-
-def pfc_watchdog_timers(ctx: LintContext) -> Iterator[Hit]:
-    """PFC watchdog timers or action that the switch OS does not accept.
-
-    What it checks:
-        ``pfc.watchdog`` against each OS of the switches that carry the policy:
-        EOS (timeout and recovery 10-60000 ms in 10 ms steps, polling 5-30000 ms and
-        at most half the shorter timer, actions drop/notify-only), SONiC (YANG:
-        detection 100-5000 ms, restoration 100-60000 ms, poll 100-1000 ms and not
-        above either), NVUE (poll 100-5000 ms, detection = poll x robustness 1-1000,
-        drop only).
-
-    Why it matters:
-        A value the OS refuses makes the whole configuration fail to load (SONiC's
-        YANG validation, EOS's parser), or is silently rounded, so the watchdog
-        protecting the fabric from PFC storms does not run as planned.
-
-    Example:
-        fabric:
-          tiers:
-            leaf: {os: sonic, model: Generic-32x400G, ports: 32, speed: 400G}
-        qos:
-          pfc:
-            watchdog: {detect: 50ms, restore: 400ms, poll: 100ms}
-
-    Fix:
-        Pick timers every OS of the fabric accepts: detect 200ms, restore 400ms,
-        poll 100ms work on all three.
-    """
-    for group in ctx.qos_groups:
-        wd = group.qos.watchdog
-        if not wd.enabled:
-            continue
-        for os in group.oses:
-            for field, message in _watchdog_problems(os, wd.detect_ms, wd.restore_ms, wd.poll_ms, wd.action):
-                path = (*group.path, "pfc", "watchdog", field)
-                yield Hit(
-                    f"PFC watchdog {message} for {os} {group.label()}",
-                    ctx.at(ctx.first_written(path, (*group.path, "pfc", "watchdog"), (*group.path, "pfc"))),
-                    WATCHDOG_LIMITS[os].source,
-                )
 
 
 def mtu_too_small(ctx: LintContext) -> Iterator[Hit]:

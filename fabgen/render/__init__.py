@@ -1,1 +1,0 @@
-"""Render targets: templates, target registry and the checks run on what they produce."""

@@ -1,0 +1,318 @@
+"""Arista EOS target: ``switches/NAME.cfg`` for every switch whose OS is ``eos``.
+
+The plan says *what* a switch does; this module decides *how EOS spells it*
+and hands the templates an :class:`EosConfig` whose every value is final text
+or a number (AVD's "structured config" step). The templates under
+``templates/eos/`` only print it, one template per feature, in EOS CLI order.
+
+EOS-specific decisions made here, each for a reason:
+
+* All 64 DSCPs are mapped. EOS's default map already sends DSCP 24-31 to
+  traffic class 3; mapping only the DSCPs a class names would leave 24, 25 and
+  27-31 in the lossless class, which the plan does not intend.
+* ECN thresholds are written in ``bytes``: the plan holds bytes, and the unit
+  then carries no KB-vs-KiB doubt.
+* Watchdog times are seconds, as EOS takes them (0.2, not 200 ms).
+* EOS's largest IP MTU is 9214 (Arista pyeapi: 68-9214). A larger plan MTU
+  (the spec's default 9216 suits SONiC and Cumulus) is lowered to 9214, and the
+  config says so in a comment.
+* The QoS profile name is derived from the policy: ``FABGEN-QOS`` for the
+  fabric's policy, ``FABGEN-QOS-<8 hex of the policy>`` for a switch override,
+  so two policies never share a name and a name never depends on order.
+* RoCE QP hashing (UDP 4791, BTH bytes 5-7 = destination QP) exists only as a
+  ``load-balance sand profile`` on Jericho-family ("sand") platforms, EOS
+  4.33.1F or later (AVD schema). It is written into the ``default`` sand
+  profile, which EOS applies to every port. Elsewhere, and for DLB or packet
+  spray (no EOS syntax in our references), the config carries a comment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from jinja2 import Environment
+
+from fabgen.errors import Problem
+from fabgen.plan import FabricPlan, Switch, SwitchPort
+from fabgen.plan.model import QosIntent, WatchdogIntent
+from fabgen.targets.eos.limits import interface_speed, plan_limits
+from fabgen.targets.eos.parse import parse_eos_qos
+from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
+from fabgen.targets.base import ReadBack, RenderContext, Target
+
+TEMPLATE = "eos/switch.cfg.j2"
+EOS_MAX_MTU = 9214
+"""Largest IP MTU of an EOS routed interface."""
+ROCE_UDP_PORT = 4791
+BTH_DEST_QP_BYTES = "5-7"
+"""Destination QP inside the InfiniBand Base Transport Header (UDP payload offsets)."""
+DSCPS_PER_LINE = 8
+"""DSCP values per ``qos map dscp`` line: short lines that read well and stay within any CLI limit."""
+WATCHDOG_ACTIONS = {"drop": "drop"}
+"""Plan action -> EOS action. EOS has drop, notify-only and errdisable; nothing forwards a stuck queue."""
+SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
+"""Anything outside this set is replaced in free text (descriptions, comments)."""
+_SAND_MODEL = re.compile(r"^(?:DCS-)?7(?:020|280|500|800)R", re.IGNORECASE)
+_SAND_ASIC = re.compile(r"^(?:jericho|qumran)", re.IGNORECASE)
+_MODULAR_MODEL = re.compile(r"^(?:DCS-)?7(?:300|500|800)", re.IGNORECASE)
+
+
+# -- the structured config the templates print ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DscpMap:
+    dscps: tuple[int, ...]
+    traffic_class: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxQueueMap:
+    traffic_class: int
+    tx_queue: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ecn:
+    minimum: int
+    maximum: int
+    units: str
+    probability: int
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxQueue:
+    id: int
+    comment: str
+    strict: bool
+    bandwidth_percent: int | None
+    ecn: Ecn | None
+
+
+@dataclass(frozen=True, slots=True)
+class Watchdog:
+    enabled: bool
+    timeout: str
+    recovery_time: str
+    polling_interval: str
+    action: str | None
+    """None only when the watchdog is off and the plan's action has no EOS spelling."""
+
+
+@dataclass(frozen=True, slots=True)
+class QosProfile:
+    name: str
+    trust: str
+    pfc_enabled: bool
+    no_drop_priorities: tuple[int, ...]
+    watchdog: Watchdog
+    tx_queues: tuple[TxQueue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SandProfile:
+    name: str
+    udp_dst_port: int
+    payload_bytes: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBalance:
+    notes: tuple[str, ...]
+    sand_profile: SandProfile | None
+
+
+@dataclass(frozen=True, slots=True)
+class EthernetInterface:
+    name: str
+    description: str
+    mtu: int
+    speed: str
+    address: str
+    service_profile: str
+
+
+@dataclass(frozen=True, slots=True)
+class IpInterface:
+    name: str
+    address: str
+
+
+@dataclass(frozen=True, slots=True)
+class EosConfig:
+    """One switch's configuration, every value final."""
+
+    title: str
+    notes: tuple[str, ...]
+    hostname: str
+    dscp_maps: tuple[DscpMap, ...]
+    tx_queue_maps: tuple[TxQueueMap, ...]
+    qos_profiles: tuple[QosProfile, ...]
+    watchdog_defaults: Watchdog
+    load_balance: LoadBalance
+    ethernet_interfaces: tuple[EthernetInterface, ...]
+    loopback: IpInterface
+    management: IpInterface | None
+
+
+# -- derivations ------------------------------------------------------------------------
+
+
+def config_text(value: str, limit: int = MAX_DESCRIPTION) -> str:
+    """Free text safe on one EOS line: no line break, no '?' (CLI help), no control character.
+
+    The spec already restricts names and descriptions; this is the second lock,
+    so a template or plan change can never let a value start a new command.
+    """
+    cleaned = SAFE_TEXT.sub("_", value)
+    return " ".join(cleaned.split())[:limit].rstrip()
+
+
+def eos_mtu(mtu: int) -> int:
+    """The IP MTU EOS is given for a plan MTU."""
+    return min(mtu, EOS_MAX_MTU)
+
+
+def seconds(ms: int) -> str:
+    """``200`` ms -> ``"0.2"``; exact, no float rounding, no exponent."""
+    return format((Decimal(ms) / 1000).normalize(), "f")
+
+
+def profile_name(plan: FabricPlan, qos: QosIntent) -> str:
+    """``FABGEN-QOS`` for the fabric policy; a content-derived name for any other."""
+    if qos == plan.qos:
+        return "FABGEN-QOS"
+    digest = hashlib.sha256(repr(qos).encode()).hexdigest()[:8].upper()
+    return f"FABGEN-QOS-{digest}"
+
+
+def is_sand(switch: Switch) -> bool:
+    """Jericho-family ("sand") platform: the only one with ``load-balance sand profile``."""
+    if switch.asic:
+        return bool(_SAND_ASIC.match(switch.asic))
+    return bool(_SAND_MODEL.match(switch.model))
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
+
+
+def _dscp_maps(qos: QosIntent) -> tuple[DscpMap, ...]:
+    maps: list[DscpMap] = []
+    for tc in sorted(set(qos.dscp_to_priority)):
+        dscps = [d for d, p in enumerate(qos.dscp_to_priority) if p == tc]
+        for start in range(0, len(dscps), DSCPS_PER_LINE):
+            maps.append(DscpMap(tuple(dscps[start:start + DSCPS_PER_LINE]), tc))
+    return tuple(maps)
+
+
+def _watchdog(wd: WatchdogIntent) -> Watchdog:
+    """Seconds for EOS; an action EOS lacks (refused at validation when on, see limits.py) is left out when off."""
+    action = WATCHDOG_ACTIONS.get(wd.action)
+    return Watchdog(wd.enabled, seconds(wd.detect_ms), seconds(wd.restore_ms), seconds(wd.poll_ms), action)
+
+
+def _tx_queues(qos: QosIntent) -> tuple[TxQueue, ...]:
+    """One per class: classes sharing a queue are refused at validation (limits.py)."""
+    queues = []
+    for c in sorted(qos.classes, key=lambda c: c.queue):
+        ecn = None
+        if c.ecn_min is not None and c.ecn_max is not None:
+            ecn = Ecn(c.ecn_min, c.ecn_max, "bytes", c.ecn_probability or 100, 0)
+        role = f", {c.role}" if c.role not in ("other", c.name) else ""
+        lossless = ", lossless" if c.lossless else ""
+        queues.append(TxQueue(c.queue, config_text(f"class {c.name}{role}{lossless}"), c.strict,
+                              None if c.strict else c.weight, ecn))
+    return tuple(queues)
+
+
+def _load_balance(switch: Switch) -> LoadBalance:
+    notes: list[str] = []
+    sand = None
+    if switch.roce_qp_hash:
+        if is_sand(switch):
+            notes.append(f"RoCE QP hashing: UDP {ROCE_UDP_PORT} hashed on BTH bytes {BTH_DEST_QP_BYTES} "
+                         "(destination QP), EOS 4.33.1F or later")
+            sand = SandProfile("default", ROCE_UDP_PORT, BTH_DEST_QP_BYTES)
+        else:
+            notes.append(f"RoCE QP hashing not configured: {switch.model} is not a Jericho (sand) platform, "
+                         "so ECMP hashes the 5-tuple (RoCE NICs vary the UDP source port per QP)")
+    if switch.load_balancing != "ecmp":
+        notes.append(f"load-balancing mode {switch.load_balancing} not configured: no EOS syntax for it in "
+                     "fabgen's references, so ECMP hashing applies")
+    return LoadBalance(tuple(config_text(n) for n in notes), sand)
+
+
+def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
+    """The structured config of one EOS switch."""
+    qos = switch.qos
+    watchdog = _watchdog(qos.watchdog)
+    tx_queues = _tx_queues(qos)
+    profile = QosProfile(
+        name=profile_name(plan, qos),
+        trust=qos.trust,
+        pfc_enabled=bool(qos.lossless_priorities),
+        no_drop_priorities=tuple(qos.lossless_priorities),
+        watchdog=watchdog,
+        tx_queues=tx_queues,
+    )
+    mtu = eos_mtu(qos.mtu)
+    notes = []
+    if mtu != qos.mtu:
+        notes.append(f"mtu: the policy asks {qos.mtu}, above the EOS maximum IP MTU, so fabric ports use {mtu}")
+    interfaces = tuple(
+        EthernetInterface(port.name, config_text(port.description), mtu, interface_speed(switch, port),
+                          port.address, profile.name)
+        for port in sorted(switch.ports, key=lambda p: natural_key(p.name))
+    )
+    management = None
+    if switch.mgmt:
+        management = IpInterface("Management0" if _MODULAR_MODEL.match(switch.model) else "Management1", switch.mgmt)
+    title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
+    return EosConfig(
+        title=config_text(title),
+        notes=tuple(config_text(n) for n in notes),
+        hostname=switch.name,
+        dscp_maps=_dscp_maps(qos),
+        tx_queue_maps=tuple(TxQueueMap(p, qos.priority_to_queue[p]) for p in sorted({c.priority for c in qos.classes})),
+        qos_profiles=(profile,),
+        watchdog_defaults=profile.watchdog,
+        load_balance=_load_balance(switch),
+        ethernet_interfaces=interfaces,
+        loopback=IpInterface("Loopback0", switch.loopback),
+        management=management,
+    )
+
+
+# -- target -----------------------------------------------------------------------------
+
+
+def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
+    """The text of ``switches/NAME.cfg``."""
+    return env.get_template(TEMPLATE).render(eos=eos_config(plan, switch))
+
+
+def check_eos_config(path: str, text: str) -> list[Problem]:
+    """Every line against the EOS grammar of :mod:`fabgen.targets.eos.syntax`, as ``path:line:col`` problems."""
+    return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in check_text(text)]
+
+
+def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
+    return {f"switches/{switch.name}.cfg": render_eos(context.env, context.plan, switch)}
+
+
+TARGET = Target(
+    name="eos",
+    scope="switch",
+    summary="Arista EOS configuration per switch: QoS maps, RoCE qos profile (PFC, watchdog, ECN), interfaces",
+    render=_render,
+    applies=lambda switch: switch.os == "eos",
+    check=check_eos_config,
+    read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_qos, "text"),
+    limits=plan_limits,
+)

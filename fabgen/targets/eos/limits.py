@@ -1,0 +1,75 @@
+"""What EOS accepts from a plan, checked at validation with the spec's line.
+
+Kept beside the renderer so that one folder says everything about EOS; the
+pipeline runs :func:`plan_limits` for every plan, so ``fabgen validate`` refuses
+what ``generate`` could not write.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from fabgen.errors import Problem
+from fabgen.source import spec_problem
+from fabgen.targets.cabling_limits import cable_port_problems
+from fabgen.targets.eos.syntax import speed_problem
+from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
+
+if TYPE_CHECKING:
+    from fabgen.plan.model import FabricPlan, Switch, SwitchPort
+
+WATCHDOG = WatchdogLimits(
+    "EOS", (10, 60_000), (10, 60_000), (5, 30_000), 10, ("drop",),
+    "EOS takes timeout and recovery-time 0.01-60 s in 0.01 s steps, polling 0.005-30 s and at most half the "
+    "shorter of the two; its actions are drop, notify-only and errdisable, and only drop unblocks a stuck queue",
+    poll_at_most_half=True)
+
+PORT_FORM = re.compile(r"Ethernet[1-9][0-9]{0,2}(/[1-9][0-9]?){0,2}")
+
+
+def interface_speed(switch: Switch, port: SwitchPort) -> str:
+    """``400g-8``: the link speed over as many lanes of the port's native SerDes rate as it needs."""
+    lanes = len(port.lanes)
+    if lanes and switch.speed and (port.speed * lanes) % switch.speed == 0:
+        used = port.speed * lanes // switch.speed
+        if used >= 1:
+            return f"{port.speed}g-{used}"
+    return f"{port.speed}g"
+
+
+def plan_limits(plan: FabricPlan) -> list[Problem]:
+    eos = [s for s in plan.switches if s.os == "eos"]
+    if not eos:
+        return []
+    problems = watchdog_limit_problems(plan, "eos", WATCHDOG)
+    problems += cable_port_problems(plan, "eos", PORT_FORM, "Ethernet1/1")
+    seen_policies: set[tuple[str | int, ...]] = set()
+    seen_speeds: set[tuple[str, str]] = set()
+    for switch in eos:
+        if switch.qos_path not in seen_policies:
+            seen_policies.add(switch.qos_path)
+            problems += _shared_queues(plan, switch)
+        for port in switch.ports:
+            token = interface_speed(switch, port)
+            if (switch.tier, token) in seen_speeds:
+                continue
+            seen_speeds.add((switch.tier, token))
+            why = speed_problem(token)
+            if why is not None:
+                problems.append(spec_problem(
+                    plan.source, f"{switch.name} {port.name} (to {port.peer_device}): {why}",
+                    ("fabric", "tiers", switch.tier, "speed")))
+    return problems
+
+
+def _shared_queues(plan: FabricPlan, switch: Switch) -> list[Problem]:
+    """EOS schedules per tx-queue: two classes on one queue cannot keep their own weights or ECN."""
+    by_queue: dict[int, list[str]] = {}
+    for c in switch.qos.classes:
+        by_queue.setdefault(c.queue, []).append(c.name)
+    return [spec_problem(plan.source, f"classes {', '.join(names)} share egress queue {queue} on EOS "
+                                      f"({switch.name} and the switches that share its policy); EOS schedules "
+                                      "per tx-queue, so each class needs its own queue",
+                         (*switch.qos_path, "classes"))
+            for queue, names in sorted(by_queue.items()) if len(names) > 1]

@@ -1,0 +1,1 @@
+"""NCCL: the topology XML and its parser-faithful checker, nccl.conf / nccl.env, the variables NCCL knows."""

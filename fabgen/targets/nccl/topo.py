@@ -1,0 +1,60 @@
+"""``nccl-topo``: one NCCL topology file per host profile.
+
+The tree comes from :func:`fabgen.plan.topology.topology_intent`; the template
+only prints it. Every file is run through NCCL's own lexical and structural
+rules (:func:`~fabgen.targets.nccl.topo_check.check_topology_xml`) before it is
+written, because NCCL aborts on a malformed file and silently ignores a wrong one.
+"""
+
+from __future__ import annotations
+
+from fabgen.errors import Problem
+from fabgen.plan import FabricPlan
+from fabgen.plan.topology import topology_intent
+from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
+from fabgen.targets.base import RenderContext, Target
+from fabgen.source import spec_problem
+
+TEMPLATE = "nccl/nccl-topo.xml.j2"
+
+
+def topology_path(profile: str) -> str:
+    """Where a profile's file lands in the output tree."""
+    return f"hosts/_profiles/{profile}/nccl-topo.xml"
+
+
+def render_topology(context: RenderContext, profile: str) -> str:
+    """The text of ``nccl-topo.xml`` for one host profile."""
+    intent = topology_intent(context.plan.spec, profile)
+    return context.env.get_template(TEMPLATE).render(topo=intent)
+
+
+def plan_limits(plan: FabricPlan) -> list[Problem]:
+    """NCCL's parser takes at most MAX_NODES - 1 nodes: say so at the profile, not at line 400 of the XML."""
+    problems = []
+    for profile in plan.spec.host_profiles:
+        count = topology_intent(plan.spec, profile).node_count
+        if count >= MAX_NODES:
+            problems.append(spec_problem(
+                plan.source, f"profile {profile} makes a {count}-node NCCL topology file; NCCL's parser takes at "
+                f"most {MAX_NODES - 1} (fewer once it adds what it detects): use nccl.topology: pci, or fewer "
+                "NUMA nodes, PCIe switches, GPUs or NICs", ("host_profiles", profile)))
+    return problems
+
+
+def _render(context: RenderContext, profile: str) -> dict[str, str]:
+    return {topology_path(profile): render_topology(context, profile)}
+
+
+def _validate(path: str, text: str) -> list[Problem]:
+    return check_topology_xml(text, path)
+
+
+TARGET = Target(
+    name="nccl-topo",
+    scope="profile",
+    summary="NCCL topology XML (NCCL_TOPO_FILE) per host profile",
+    render=_render,
+    check=_validate,
+    limits=plan_limits,
+)

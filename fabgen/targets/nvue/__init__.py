@@ -1,0 +1,1 @@
+"""Cumulus Linux NVUE: startup.yaml and nv set lines, the object-model check, the parser back."""

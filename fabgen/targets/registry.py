@@ -1,0 +1,97 @@
+"""The only list of targets: what each produces, for which devices, checked how.
+
+A row (:class:`~fabgen.targets.base.Target`) has a scope (cluster, profile,
+host, switch), a predicate choosing the devices it applies to, a function that
+returns ``{path: text}`` for one device, the check its output must pass, the
+limits it puts on a plan and, for switch OSes, how ``lint --deployed`` reads a
+device's file back. Adding an output format is one folder and one row here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+from fabgen.errors import OutputError, Problem
+from fabgen.plan import FabricPlan
+from fabgen.targets import cabling
+from fabgen.targets.base import ReadBack, Target
+from fabgen.targets.eos import config as eos
+from fabgen.targets.mlx5 import scripts as mlx5
+from fabgen.targets.nccl import env as nccl_env
+from fabgen.targets.nccl import topo as nccl_topo
+from fabgen.targets.nvue import config as nvue
+from fabgen.targets.sonic import config_db as sonic
+
+TARGETS: tuple[Target, ...] = (
+    cabling.TARGET,
+    eos.TARGET,
+    sonic.TARGET,
+    nccl_topo.TARGET,
+    nccl_env.TARGET,
+    nvue.TARGET,
+    mlx5.TARGET,
+    mlx5.FIRMWARE_TARGET,
+)
+
+
+def targets() -> tuple[Target, ...]:
+    return TARGETS
+
+
+def target_names() -> list[str]:
+    return [t.name for t in TARGETS]
+
+
+@cache
+def read_backs() -> dict[str, tuple[Target, ReadBack]]:
+    """Switch OS -> the target that writes its configuration and how to read that file back."""
+    return {t.read_back.os: (t, t.read_back) for t in TARGETS if t.read_back is not None}
+
+
+def limit_problems(plan: FabricPlan) -> list[Problem]:
+    """Every target's refusals of this plan, located at the spec's lines."""
+    problems: list[Problem] = []
+    for target in TARGETS:
+        if target.limits is not None:
+            problems.extend(target.limits(plan))
+    return problems
+
+
+def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
+    """(device name, device) pairs a target renders, in plan order."""
+    if target.scope == "cluster":
+        return [("", plan)]
+    if target.scope == "switch":
+        return [(s.name, s) for s in plan.switches if target.applies(s)]
+    if target.scope == "host":
+        return [(h.name, h) for h in plan.hosts if target.applies(h)]
+    return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
+
+
+def device_matches(device: str, patterns: Sequence[str] | None) -> bool:
+    """Cluster-wide files (device "") belong to a run only when no device filter is given."""
+    if not patterns:
+        return True
+    return bool(device) and _globs(tuple(patterns)).match(device) is not None
+
+
+@lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled regex for a set of globs: matched against thousands of device names per run."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def select_targets(names: Iterable[str] | None) -> list[Target]:
+    known = {t.name: t for t in TARGETS}
+    if not names:
+        return list(known.values())
+    chosen = []
+    for name in names:
+        if name not in known:
+            raise OutputError([Problem(f"unknown target {name!r} (known: {', '.join(known)})", file="fabgen")])
+        chosen.append(known[name])
+    return chosen

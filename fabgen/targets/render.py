@@ -1,0 +1,141 @@
+"""Render the chosen targets for the chosen devices, check every file, in one or several processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from collections.abc import Iterable, Sequence
+from typing import Any
+from pathlib import Path
+
+from jinja2 import TemplateError, TemplateNotFound, TemplateSyntaxError
+
+from fabgen._gc import paused_gc
+from fabgen.errors import OutputError, Problem
+from fabgen.plan import FabricPlan
+from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.environment import environment
+from fabgen.targets.registry import devices_of, device_matches, select_targets
+
+
+def render_files(
+    plan: FabricPlan,
+    target_names_: Iterable[str] | None = None,
+    devices: Sequence[str] | None = None,
+    templates: Path | None = None,
+    jobs: int = 1,
+) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Render the chosen targets for the chosen devices: ``({path: text}, {path: (target, device)})``.
+
+    ``jobs > 1`` renders in that many forked worker processes; the result is the
+    same bytes in the same order as with one process.
+    """
+    chosen = select_targets(target_names_)
+    work = [
+        (t_index, name)
+        for t_index, target in enumerate(chosen)
+        for name, _ in devices_of(plan, target)
+        if device_matches(name, devices)
+    ]
+    with paused_gc():
+        if jobs > 1 and len(work) >= PARALLEL_THRESHOLD and "fork" in multiprocessing.get_all_start_methods():
+            results = _render_parallel(plan, chosen, work, templates, jobs)
+        else:
+            results = [_render_chunk(plan, chosen, work, templates)]
+    files: dict[str, str] = {}
+    owners: dict[str, tuple[str, str]] = {}
+    problems: list[Problem] = []
+    for produced, owned, found in results:
+        files.update(produced)
+        owners.update(owned)
+        problems.extend(found)
+    if problems:
+        raise OutputError(problems)
+    return dict(sorted(files.items())), owners
+
+
+PARALLEL_THRESHOLD = 64
+"""Below this many device renders, forking workers costs more than it saves."""
+
+_Chunk = tuple[dict[str, str], dict[str, tuple[str, str]], list[Problem]]
+
+
+def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[int, str]],
+                  templates: Path | None) -> _Chunk:
+    context = RenderContext(plan=plan, env=environment(templates))
+    devices_by_target: dict[int, dict[str, Any]] = {}
+    files: dict[str, str] = {}
+    owners: dict[str, tuple[str, str]] = {}
+    problems: list[Problem] = []
+    for t_index, name in work:
+        target = chosen[t_index]
+        lookup = devices_by_target.get(t_index)
+        if lookup is None:
+            wanted = {n for i, n in work if i == t_index}
+            lookup = devices_by_target[t_index] = {n: d for n, d in devices_of(plan, target) if n in wanted}
+        try:
+            produced = target.render(context, lookup[name])
+        except Exception as exc:
+            problem = template_problem(exc, target.name, templates)
+            if problem is None:
+                raise  # not a template's doing: a bug in fabgen, keep its traceback
+            if problem not in problems:  # the same template line fails once per device: say it once
+                problems.append(problem)
+            continue
+        for path, text in produced.items():
+            files[path] = text
+            owners[path] = (target.name, name)
+            if target.check is not None:
+                problems.extend(target.check(path, text))
+    return files, owners, problems
+
+
+def template_problem(exc: Exception, target: str, user_templates: Path | None) -> Problem | None:
+    """``template:line: template error: ...`` for an exception raised while a template rendered.
+
+    Jinja2 rewrites the traceback of any error raised during rendering so that it
+    ends in frames of the template files (a ``__jinja_exception__`` global marks
+    them); the innermost one names the template and line at fault. A
+    :class:`TemplateError` (undefined name, sandbox refusal, syntax, missing
+    include) is always the template's; any other exception (``1/0``, runaway
+    recursion) only when it was raised in the user's overlay.
+    """
+    where: tuple[str, int] | None = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if "__jinja_exception__" in frame.f_globals:
+            where = (frame.f_code.co_filename, lineno)
+    if isinstance(exc, TemplateSyntaxError) and exc.filename:
+        where = (exc.filename, exc.lineno)
+    if not isinstance(exc, TemplateError):
+        overlay = os.path.abspath(user_templates) + os.sep if user_templates is not None else None
+        if where is None or overlay is None or not os.path.abspath(where[0]).startswith(overlay):
+            return None
+    if where is None:
+        where = (getattr(exc, "filename", None) or getattr(exc, "name", None) or target, getattr(exc, "lineno", 0) or 0)
+    kind = ("no such template: " if isinstance(exc, TemplateNotFound)
+            else "" if isinstance(exc, TemplateError) else f"{type(exc).__name__}: ")
+    return Problem(f"template error: {kind}{exc}", file=str(where[0]), line=where[1] or 0)
+
+
+_FORKED: tuple[FabricPlan, list[Target], list[tuple[int, str]], Path | None] | None = None
+
+
+def _forked_chunk(bounds: tuple[int, int]) -> _Chunk:
+    assert _FORKED is not None
+    plan, chosen, work, templates = _FORKED
+    return _render_chunk(plan, chosen, work[bounds[0]:bounds[1]], templates)
+
+
+def _render_parallel(plan: FabricPlan, chosen: list[Target], work: list[tuple[int, str]], templates: Path | None,
+                     jobs: int) -> list[_Chunk]:
+    """Fork workers that inherit the plan (no pickling of it); chunks come back in order."""
+    global _FORKED
+    size = -(-len(work) // (jobs * 4))
+    bounds = [(i, min(i + size, len(work))) for i in range(0, len(work), size)]
+    _FORKED = (plan, chosen, work, templates)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_forked_chunk, bounds)
+    finally:
+        _FORKED = None

@@ -1,0 +1,130 @@
+"""Read a SONiC CONFIG_DB back into the OS-neutral :class:`~fabgen.targets.qos_common.CommonQos`.
+
+Why: the cross-OS test and the linter compare what a switch *is told* with what
+the plan meant, without knowing SONiC's table layout. This parser follows the
+references the way orchagent does (port -> ``PORT_QOS_MAP`` -> maps; port|queue ->
+``QUEUE`` -> ``SCHEDULER`` / ``WRED_PROFILE``; port -> ``PFC_WD``), so it also reads
+a config_db.json collected from a running switch, not only fabgen's own.
+
+A picture is of one port (the QoS of a switch lives on its ports); by default the
+first port of ``PORT_QOS_MAP`` in port order, since fabgen gives every port the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from fabgen.targets.qos_common import CommonQos
+
+__all__ = ["parse_sonic_qos", "qos_ports"]
+
+SONIC_DEFAULT_MTU = 9100
+"""What SONiC uses when a PORT entry has no ``mtu``."""
+WRED_DEFAULT_PROBABILITY = 100
+"""sonic-wred-profile's default ``*_drop_probability``."""
+
+
+def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    return value if isinstance(value, Mapping) else {}
+
+
+def _port_order(name: str) -> tuple[str, int, str]:
+    """``Ethernet8`` before ``Ethernet16`` (natural order), as SONiC lists ports."""
+    match = re.fullmatch(r"(\D*)(\d+)(.*)", name)
+    return (match.group(1), int(match.group(2)), match.group(3)) if match else (name, -1, "")
+
+
+def _bits(text: Any) -> frozenset[int]:
+    """``"3,4"`` -> {3, 4}; SONiC's comma list of priorities."""
+    return frozenset(int(p) for p in str(text or "").split(",") if p.strip().isdigit())
+
+
+def expand_range(key: str) -> list[int]:
+    """``"3"`` -> [3]; ``"0-2"`` -> [0, 1, 2]; anything else -> []: SONiC's queue and PG keys."""
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", key)
+    if not match:
+        return []
+    low = int(match.group(1))
+    return list(range(low, int(match.group(2) or low) + 1))
+
+
+def qos_ports(data: Mapping[str, Any]) -> list[str]:
+    """Ports with a ``PORT_QOS_MAP`` entry, in natural port order."""
+    return sorted((p for p in _table(data, "PORT_QOS_MAP") if p != "global"), key=_port_order)
+
+
+def _port_queues(data: Mapping[str, Any], port: str) -> dict[int, Mapping[str, Any]]:
+    """Queue index -> its ``QUEUE`` entry on ``port`` (keys may be ranges: ``Ethernet0|0-2``)."""
+    queues: dict[int, Mapping[str, Any]] = {}
+    for key, entry in _table(data, "QUEUE").items():
+        name, _, index = str(key).partition("|")
+        if name == port and isinstance(entry, Mapping):
+            for q in expand_range(index):
+                queues[q] = entry
+    return queues
+
+
+def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQos:
+    """The QoS picture of ``port`` (default: the first QoS port) in a CONFIG_DB document.
+
+    Raises ``ValueError`` when the document binds no QoS to any port.
+    """
+    ports = qos_ports(data)
+    if port is None:
+        if not ports:
+            raise ValueError("no port has a PORT_QOS_MAP entry: this CONFIG_DB carries no QoS")
+        port = ports[0]
+    qmap = _table(data, "PORT_QOS_MAP").get(port)
+    if not isinstance(qmap, Mapping):
+        raise ValueError(f"port {port!r} has no PORT_QOS_MAP entry")
+    global_map = _table(data, "PORT_QOS_MAP").get("global", {})
+
+    dscp_name = qmap.get("dscp_to_tc_map") or (global_map.get("dscp_to_tc_map") if isinstance(global_map, Mapping) else None)
+    dscp_map = _table(data, "DSCP_TO_TC_MAP").get(dscp_name or "", {})
+    # An unmapped DSCP goes to traffic class 0 in SONiC.
+    dscp_to_tc = tuple(int(dscp_map.get(str(d), 0)) for d in range(64))
+
+    lossless = _bits(qmap.get("pfc_enable"))
+    # Without the field, orchagent watches the PFC priorities themselves.
+    watched = _bits(qmap["pfcwd_sw_enable"]) if "pfcwd_sw_enable" in qmap else lossless
+
+    schedulers = _table(data, "SCHEDULER")
+    wred_profiles = _table(data, "WRED_PROFILE")
+    ecn: list[tuple[int, int, int, int]] = []
+    strict: set[int] = set()
+    weights: list[tuple[int, int]] = []
+    for queue, entry in sorted(_port_queues(data, port).items()):
+        scheduler = schedulers.get(entry.get("scheduler", ""))
+        if isinstance(scheduler, Mapping):
+            kind = scheduler.get("type", "WRR")
+            if kind == "STRICT":
+                strict.add(queue)
+            else:
+                weights.append((queue, int(scheduler.get("weight", 1))))
+        wred = wred_profiles.get(entry.get("wred_profile", ""))
+        if (isinstance(wred, Mapping) and wred.get("ecn", "ecn_none") != "ecn_none"
+                and wred.get("wred_green_enable") == "true"):
+            ecn.append((queue, int(wred["green_min_threshold"]), int(wred["green_max_threshold"]),
+                        int(wred.get("green_drop_probability", WRED_DEFAULT_PROBABILITY))))
+
+    wd_entry = _table(data, "PFC_WD").get(port)
+    if isinstance(wd_entry, Mapping):
+        watchdog = (bool(watched), int(wd_entry.get("detection_time", 0)),
+                    int(wd_entry.get("restoration_time", 0)), str(wd_entry.get("action", "")))
+    else:
+        watchdog = (False, 0, 0, "")
+
+    port_entry = _table(data, "PORT").get(port, {})
+    mtu = int(port_entry.get("mtu", SONIC_DEFAULT_MTU)) if isinstance(port_entry, Mapping) else SONIC_DEFAULT_MTU
+    return CommonQos(
+        dscp_to_tc=dscp_to_tc,
+        lossless=lossless,
+        ecn=tuple(ecn),
+        strict=frozenset(strict),
+        weights=tuple(weights),
+        watchdog=watchdog,
+        mtu=mtu,
+    )

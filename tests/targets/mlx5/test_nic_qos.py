@@ -1,0 +1,602 @@
+"""The mlx5 NIC scripts: rendered from an intent, then run for real on a fake host.
+
+The fake host (``nic_fake/nicfake.py``) is a directory tree standing in for
+/sys, /sys/kernel/debug and /sys/kernel/config, plus stub mlnx_qos, ethtool,
+dcb and mlxconfig that keep state and log their calls. Each scenario checks
+what the script wrote and called, then that a second run writes and calls
+nothing that changes state.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from fabgen._resources import resource_dir
+from fabgen.plan.nic_intent import (
+    CC_PARAMS,
+    DcqcnIntent,
+    FirmwareDevice,
+    FirmwareIntent,
+    HostNicIntent,
+    NicPort,
+    cc_param,
+    driver_default_dscp_to_priority,
+)
+from fabgen.targets.mlx5.scripts import render_firmware_script, render_nic_script, shell_quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "nic_fake"))
+import nicfake  # noqa: E402
+from nicfake import FakeHost, FakeNic  # noqa: E402
+
+from conftest import require_reference  # noqa: E402
+
+# ---- intents ------------------------------------------------------------------------
+
+GT_NICS = tuple(
+    NicPort(name=f"mlx5_{i}", netdev=f"ens{i + 1}np0", pci=f"0000:{0x17 + 0x10 * i:02x}:00.0", rail=i)
+    for i in range(8)
+)
+PRIO_TC = (0, 0, 0, 1, 0, 0, 2, 0)
+TC_TSA = ("ets", "ets", "strict", "ets", "ets", "ets", "ets", "ets")
+TC_BW = (50, 50, 0, 0, 0, 0, 0, 0)
+PFC = "0,0,0,1,0,0,0,0"
+
+
+def grand_teton(*, dcqcn: bool = True, nics: tuple[NicPort, ...] = GT_NICS, **changes: object) -> HostNicIntent:
+    """An 8-NIC Grand Teton host: RoCE DSCP 26 on lossless priority 3, CNP DSCP 48 on priority 6."""
+    dscp = list(driver_default_dscp_to_priority())
+    dscp[26], dscp[48] = 3, 6
+    intent = HostNicIntent(
+        host="gt00001",
+        nics=nics,
+        trust="dscp",
+        dscp_to_priority=tuple(dscp),
+        pfc_priorities=(3,),
+        prio_tc=PRIO_TC,
+        tc_tsa=TC_TSA,  # type: ignore[arg-type]
+        tc_bandwidth=TC_BW,
+        cable_length_m=30,
+        dcqcn=DcqcnIntent.from_names(
+            True,
+            (3,),
+            rp={"rpg_time_reset": 300, "rpg_ai_rate": 10, "rpg_hai_rate": 100, "rpg_min_dec_fac": 50},
+            np={"min_time_between_cnps": 4},
+        )
+        if dcqcn
+        else DcqcnIntent(enabled=False, priorities=()),
+        cnp_dscp=48,
+        cnp_priority=6,
+        cma_roce_mode=2,
+        cma_roce_tos=106 if dcqcn else 104,
+        traffic_class=106 if dcqcn else 104,
+    )
+    return replace(intent, **changes) if changes else intent
+
+
+def firmware_intent(**changes: object) -> FirmwareIntent:
+    intent = FirmwareIntent(
+        profile="grand-teton",
+        devices=tuple(FirmwareDevice(n.pci, (1,), (n.name,)) for n in GT_NICS),
+        roce_cc_prio_mask=0b1000,
+        cnp_dscp=48,
+        cnp_802p_prio=6,
+        cc_params=(("rp_ai_rate", 10),),
+    )
+    return replace(intent, **changes) if changes else intent
+
+
+def fake_nics(nics: tuple[NicPort, ...] = GT_NICS) -> list[FakeNic]:
+    return [FakeNic(n.name, n.netdev, n.pci, n.port) for n in nics]
+
+
+def write_script(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def gt_script(tmp_path: Path) -> Path:
+    return write_script(tmp_path / "roce-nic.sh", render_nic_script(grand_teton()))
+
+
+@pytest.fixture
+def pfc_only_script(tmp_path: Path) -> Path:
+    return write_script(tmp_path / "roce-nic-pfc.sh", render_nic_script(grand_teton(dcqcn=False)))
+
+
+@pytest.fixture
+def fw_script(tmp_path: Path) -> Path:
+    return write_script(tmp_path / "nic-firmware.sh", render_firmware_script(firmware_intent()))
+
+
+@pytest.fixture
+def unprivileged() -> list[str]:
+    """Prefix that makes file modes bind (the EPERM and lockdown emulation needs it)."""
+    prefix = nicfake.unprivileged_prefix()
+    if prefix is None:
+        pytest.skip("cannot drop CAP_DAC_OVERRIDE here (no setpriv, or no CAP_SETPCAP)")
+    return prefix
+
+
+def changing(host: FakeHost) -> list[tuple[str, ...]]:
+    return [(c["tool"], *c["argv"]) for c in host.changing_calls()]
+
+
+def plant(path: Path, text: str) -> None:
+    """Change a fake file behind the script's back, keeping its mode and old mtime."""
+    mode = path.stat().st_mode
+    path.chmod(0o644)
+    path.write_text(text)
+    path.chmod(mode)
+    os.utime(path, (nicfake.OLD, nicfake.OLD))
+
+
+def settle(host: FakeHost) -> None:
+    """Between runs: the kernel's view of the writes, everything old, logs cleared."""
+    host.kernelize()
+    host.age()
+    host.clear_calls()
+
+
+# ---- static checks ---------------------------------------------------------------------
+
+RENDERINGS = {
+    "dcqcn": lambda: render_nic_script(grand_teton()),
+    "pfc-only": lambda: render_nic_script(grand_teton(dcqcn=False)),
+    "minimal": lambda: render_nic_script(
+        grand_teton(cable_length_m=None, cma_roce_mode=None, cma_roce_tos=None, traffic_class=None,
+                    dcbx_os_controlled=False, disable_global_pause=False, trust="pcp")
+    ),
+    "firmware": lambda: render_firmware_script(firmware_intent()),
+    "firmware-full": lambda: render_firmware_script(
+        firmware_intent(cnp_dscp_mode="FIXED_VALUE", qos_trust_state="TRUST_DSCP",
+                        devices=(FirmwareDevice("0000:17:00.0", (1, 2), ("mlx5_0", "mlx5_1")),))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RENDERINGS))
+def test_rendered_scripts_parse(name: str, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.sh", RENDERINGS[name]())
+    assert script.read_text().startswith("#!/usr/bin/env bash\n")
+    result = subprocess.run([nicfake.BASH, "-n", str(script)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(RENDERINGS))
+def test_rendered_scripts_pass_shellcheck(name: str, tmp_path: Path) -> None:
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        if os.environ.get("FABGEN_REQUIRE_REFERENCE") == "1":
+            pytest.fail("shellcheck is not installed")
+        pytest.skip("shellcheck is not installed")
+    script = write_script(tmp_path / "s.sh", RENDERINGS[name]())
+    result = subprocess.run([shellcheck, "--shell=bash", str(script)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_templates_type_no_plan_numbers() -> None:
+    """DSCPs, priorities, ToS, masks and rates come from the intent, never from the template."""
+    for name in ("roce-nic.sh.j2", "nic-firmware.sh.j2"):
+        text = (resource_dir("templates") / "mlx5" / name).read_text()
+        code = re.sub(r"\{\{.*?\}\}", "", text)
+        for number in ("26", "48", "104", "106", "255", "300", "1000", "7"):
+            assert not re.search(rf"(?<![\w.-]){number}(?![\w.-])", code), f"{name} types {number}"
+
+
+def test_values_come_from_the_intent() -> None:
+    text = render_nic_script(grand_teton(cnp_dscp=40, cnp_priority=5, cable_length_m=123, traffic_class=98))
+    assert "readonly -a CC_DEBUGFS=(rp_ai_rate rp_hai_rate rp_min_dec_fac rp_time_reset np_min_time_between_cnps " \
+        "np_cnp_dscp np_cnp_prio)" in text  # sorted by name (spec order means nothing), CNP last
+    assert "readonly -a CC_VALUE=(10 100 50 300 4 40 5)" in text
+    assert "readonly CABLE_LEN=123" in text
+    assert "readonly TRAFFIC_CLASS=98" in text
+    assert "readonly CMA_ROCE_MODE='RoCE v2'" in text
+
+
+def test_unsafe_values_are_quoted(tmp_path: Path) -> None:
+    """Names are validated by the intent; the template quotes them anyway."""
+    nic = GT_NICS[0]
+    object.__setattr__(nic := replace(nic), "netdev", "x'; touch pwned; echo '")
+    intent = grand_teton(nics=(nic,))
+    object.__setattr__(intent, "host", "h$(touch pwned2)")
+    script = write_script(tmp_path / "s.sh", render_nic_script(intent))
+    assert "'x'\"'\"'; touch pwned; echo '\"'\"''" in script.read_text()
+    host = FakeHost(tmp_path / "fake", [], ofed=True)
+    result = subprocess.run([nicfake.BASH, str(script), "--check", "--root", str(host.root)], cwd=tmp_path,
+                            capture_output=True, text=True, env=host.env(), check=False)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "no interface x'; touch pwned; echo '" in result.stderr
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+
+
+def test_shell_quote() -> None:
+    assert shell_quote("mlx5_0") == "mlx5_0"
+    assert shell_quote(3) == "3"
+    assert shell_quote("RoCE v2") == "'RoCE v2'"
+    assert shell_quote("a'b") == "'a'\"'\"'b'"
+    for bad in (None, True, 1.5, ["x"]):
+        with pytest.raises(TypeError):
+            shell_quote(bad)
+
+
+def test_shared_environment_has_the_filter() -> None:
+    from fabgen.targets.environment import environment
+
+    env = environment()
+    assert render_nic_script(grand_teton(), env) == render_nic_script(grand_teton())
+    assert env.filters["shell_quote"] is shell_quote
+
+
+# ---- the intent ---------------------------------------------------------------------
+
+def test_cc_param_names_match_the_reference_table() -> None:
+    """Every name in nic.md's parameter table maps to the same three names here."""
+    text = require_reference("nic.md").read_text()
+    section = text.split("### 1b.", 1)[1].split("### 1c.", 1)[0]
+    rows = 0
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not re.fullmatch(r"(rp|np|rtt)_\w+", cells[0]):
+            continue
+        rows += 1
+        param = CC_PARAMS[cells[0]]
+        ofed = None if cells[1] == "—" else cells[1]
+        assert param.ofed == ofed, cells
+        nv = re.match(r"\(?([A-Z0-9_]+)", cells[2])
+        if param.mlxconfig is not None:
+            assert nv and nv.group(1) == param.mlxconfig, cells
+    assert rows == len(CC_PARAMS)  # every parameter of the module is a row of the table
+    assert cc_param("rpg_time_reset").debugfs == "rp_time_reset"
+    assert cc_param("RPG_AI_RATE").debugfs == "rp_ai_rate"
+    assert cc_param("roce_np/cnp_802p_prio").debugfs == "np_cnp_prio"
+    assert cc_param("min_time_between_cnps").ofed == "roce_np/min_time_between_cnps"
+    with pytest.raises(KeyError, match="unknown mlx5 DCQCN parameter"):
+        cc_param("rpg_bogus")
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: DcqcnIntent(True, (3,), rp=(("rp_bogus", 1),)), "not an mlx5 cc_params name"),
+        (lambda: DcqcnIntent(True, (3,), rp=(("np_min_time_between_cnps", 4),)), "is a np parameter"),
+        (lambda: DcqcnIntent(True, (3,), np=(("np_cnp_dscp", 48),)), "comes from the CNP class"),
+        (lambda: DcqcnIntent(True, (3,), np=(("np_cnp_prio_mode", 0),)), "no MLNX_OFED sysfs file"),
+        (lambda: DcqcnIntent(True, (3,), rp=(("rp_threshold", 32),)), r"0\.\.31"),
+        (lambda: DcqcnIntent(True, ()), "on no priority"),
+        (lambda: DcqcnIntent(True, (3, 3)), "twice"),
+        (lambda: grand_teton(tc_bandwidth=(50, 40, 0, 0, 0, 0, 0, 0)), "sum to 100"),
+        (lambda: grand_teton(tc_bandwidth=(50, 40, 10, 0, 0, 0, 0, 0)), "non-ETS"),
+        (lambda: grand_teton(cable_length_m=1000), r"1\.\.999"),
+        (lambda: grand_teton(dscp_to_priority=(0,) * 63), "64 entries"),
+        (lambda: grand_teton(pfc_priorities=(8,)), r"0\.\.7"),
+        (lambda: grand_teton(trust="both"), "dscp or pcp"),
+        (lambda: grand_teton(cma_roce_mode=3), "1 or 2"),
+        (lambda: grand_teton(nics=()), "no in-service"),
+        (lambda: grand_teton(nics=(GT_NICS[0], GT_NICS[0])), "share a name"),
+        (lambda: NicPort("mlx5_0", "eth0; reboot", "0000:17:00.0", 0), "not a Linux netdev"),
+        (lambda: NicPort("mlx5_0", "eth0", "17:00.0", 0), "PCI address"),
+        (lambda: NicPort("mlx5/../x", "eth0", "0000:17:00.0", 0), "not safe"),
+        (lambda: firmware_intent(roce_cc_prio_mask=256), r"0\.\.255"),
+        (lambda: firmware_intent(cc_params=(("rtt_resp_dscp_valid", 1),)), "no mlxconfig name"),
+        (lambda: FirmwareDevice("0000:17:00.0", (3,)), r"1\.\.2"),
+    ],
+)
+def test_intent_validation(build, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_intent_views() -> None:
+    intent = grand_teton()
+    assert intent.pfc_enabled == (0, 0, 0, 1, 0, 0, 0, 0)
+    assert intent.ecn_enabled == (0, 0, 0, 1, 0, 0, 0, 0)
+    assert [(s.debugfs, s.value) for s in intent.cc_settings][-2:] == [("np_cnp_dscp", 48), ("np_cnp_prio", 6)]
+    assert intent.cma_roce_mode_name == "RoCE v2"
+    off = grand_teton(dcqcn=False)
+    assert off.ecn_enabled == (0,) * 8 and off.cc_settings == ()
+    assert firmware_intent().device_settings(FirmwareDevice("0000:17:00.0", (2,)))[:2] == (
+        ("ROCE_CC_PRIO_MASK_P2", "8"), ("ROCE_CC_ALGORITHM_P2", "ECN"))
+
+
+# ---- roce-nic.sh on a fake host ----------------------------------------------------------
+
+def expected_mlnx_qos_calls(netdev: str) -> list[tuple[str, ...]]:
+    return [
+        ("ethtool", "-A", netdev, "autoneg", "off", "rx", "off", "tx", "off"),
+        ("mlnx_qos", "-i", netdev, "--dcbx", "os"),
+        ("mlnx_qos", "-i", netdev, "--trust", "dscp"),
+        ("mlnx_qos", "-i", netdev, "--pfc", PFC),
+        ("mlnx_qos", "-i", netdev, "--cable_len", "30"),
+        ("mlnx_qos", "-i", netdev, "--prio_tc", "0,0,0,1,0,0,2,0", "--tsa", ",".join(TC_TSA),
+         "--tcbw", "50,50,0,0,0,0,0,0"),
+    ]
+
+
+def test_ofed_mlnx_qos_first_run_second_run_check_and_dry_run(
+    tmp_path: Path, gt_script: Path, unprivileged: list[str]
+) -> None:
+    host = FakeHost(tmp_path / "fake", fake_nics(), ofed=True, params_subdir={"ens8np0"})
+    first = fake_nics()[0]
+    plant(host.sys / "kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode", "IB/RoCE v1\n")
+    # OFED answers EPERM to enabling an enabled priority: priority 3 is on (firmware
+    # default mask 255), so any write to its enable files must fail.
+    enabled = [host.ecn_dir(n) / side / "enable" / "3" for n in fake_nics() for side in ("roce_rp", "roce_np")]
+    host.lock(enabled)
+    control = subprocess.run([*unprivileged, nicfake.BASH, "-c", f"echo 1 > {enabled[0]}"], capture_output=True, check=False)
+    assert control.returncode != 0, "the EPERM emulation does not hold"
+
+    result = host.run(gt_script, prefix=unprivileged)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    assert changing(host) == [call for n in GT_NICS for call in expected_mlnx_qos_calls(n.netdev)]
+    expected: dict[str, str] = {"sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode": "RoCE v2\n"}
+    for nic in GT_NICS:
+        ecn = f"sys/class/net/{nic.netdev}/ecn"
+        params = f"{ecn}/roce_rp/params" if nic.netdev == "ens8np0" else f"{ecn}/roce_rp"
+        expected[f"{params}/rpg_ai_rate"] = "10\n"
+        expected[f"{params}/rpg_hai_rate"] = "100\n"
+        for side in ("roce_rp", "roce_np"):
+            for p in (0, 1, 2, 4, 5, 6, 7):
+                expected[f"{ecn}/{side}/enable/{p}"] = "0\n"
+        expected[f"sys/kernel/config/rdma_cm/{nic.name}/ports/1/default_roce_tos"] = "106\n"
+        expected[f"sys/class/infiniband/{nic.name}/tc/1/traffic_class"] = "106\n"
+    assert host.written() == expected  # debugfs untouched: OFED sysfs is preferred
+    for nic in fake_nics():
+        state = host.nic_state(nic)
+        assert state["pause"] == {"autoneg": "off", "rx": "off", "tx": "off"}
+        assert state["dcbx"] & nicfake.DCBX_HOST
+        assert state["apps"] == {str(d): d >> 3 for d in range(64)}
+        assert (state["pfc_en"], state["delay"], state["link_flaps"]) == (0b1000, 30, 1)
+        assert (state["prio_tc"], state["tsa"], state["bw"]) == (list(PRIO_TC), list(TC_TSA), list(TC_BW))
+    assert "mlx5_0 (ens1np0, rail 0): RDMA-CM default RoCE mode: IB/RoCE v1 -> RoCE v2" in result.stdout
+
+    # Second run: every file read-only, so any write would fail; no tool may be asked to change.
+    settle(host)
+    host.lock_all()
+    states = [host.nic_state(n) for n in fake_nics()]
+    again = host.run(gt_script, prefix=unprivileged)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert changing(host) == [] and host.written() == {}
+    assert [host.nic_state(n) for n in fake_nics()] == states
+    assert again.stdout.strip().splitlines()[-1] == "gt00001: 0 change(s) made"
+
+    check = host.run(gt_script, "--check", prefix=unprivileged)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "gt00001: NIC settings as planned" in check.stdout
+
+    # Plant two differences: PFC off on one NIC, a DCQCN parameter on another.
+    state = host.nic_state(first)
+    host.save(f"nic-{fake_nics()[2].netdev}", {**host.nic_state(fake_nics()[2]), "pfc_en": 0})
+    planted = host.ecn_dir(fake_nics()[5]) / "roce_rp" / "rpg_ai_rate"
+    plant(planted, "5\n")
+    host.clear_calls()
+    states = [host.nic_state(n) for n in fake_nics()]
+    for args in (("--check",), ("--dry-run",)):
+        result = host.run(gt_script, *args, prefix=unprivileged)
+        assert result.returncode == (1 if args == ("--check",) else 0), result.stdout + result.stderr
+        assert changing(host) == [] and host.written() == {}
+        assert [host.nic_state(n) for n in fake_nics()] == states
+    check = host.run(gt_script, "--check", prefix=unprivileged)
+    assert "mlx5_2 (ens3np0, rail 2): PFC by priority (a change flaps the link): is 0,0,0,0,0,0,0,0, planned " \
+           f"{PFC}" in check.stdout
+    assert "mlx5_5 (ens6np0, rail 5): DCQCN roce_rp/rpg_ai_rate: is 5, planned 10" in check.stdout
+    assert "gt00001: 2 NIC setting(s) differ from the plan" in check.stdout
+    dry = host.run(gt_script, "--dry-run", prefix=unprivileged)
+    assert f"would run: mlnx_qos -i ens3np0 --pfc {PFC}" in dry.stdout
+    assert f"would write 10 to {planted}" in dry.stdout
+
+    # Apply fixes exactly the two differences.
+    host.lock([planted], 0o644)
+    host.clear_calls()
+    fixed = host.run(gt_script, prefix=unprivileged)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert changing(host) == [("mlnx_qos", "-i", "ens3np0", "--pfc", PFC)]
+    assert host.written() == {str(planted.relative_to(host.root)): "10\n"}
+    assert host.nic_state(first) == state
+
+
+def test_upstream_debugfs_with_dcb(tmp_path: Path, gt_script: Path) -> None:
+    host = FakeHost(tmp_path / "fake", fake_nics(), ofed=False, tools=("dcb", "ethtool"))
+    result = host.run(gt_script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    dscp_map = tuple(f"{d}:{d >> 3}" for d in range(64))
+    calls = []
+    for nic in GT_NICS:
+        n = nic.netdev
+        calls += [
+            ("ethtool", "-A", n, "autoneg", "off", "rx", "off", "tx", "off"),
+            ("dcb", "dcbx", "set", "dev", n, "host", "cee", "ieee"),
+            ("dcb", "app", "replace", "dev", n, "dscp-prio", *dscp_map),
+            ("dcb", "pfc", "set", "dev", n, "prio-pfc", "0:off", "1:off", "2:off", "3:on", "4:off", "5:off", "6:off",
+             "7:off"),
+            ("dcb", "pfc", "set", "dev", n, "delay", "30"),
+            ("dcb", "ets", "set", "dev", n, "tc-tsa", *(f"{i}:{t}" for i, t in enumerate(TC_TSA)),
+             "tc-bw", *(f"{i}:{b}" for i, b in enumerate(TC_BW)), "prio-tc", *(f"{i}:{t}" for i, t in enumerate(PRIO_TC))),
+        ]
+    assert changing(host) == calls
+    expected = {}
+    for nic in GT_NICS:
+        expected[f"sys/kernel/debug/mlx5/{nic.pci}/cc_params/rp_ai_rate"] = "10\n"
+        expected[f"sys/kernel/debug/mlx5/{nic.pci}/cc_params/rp_hai_rate"] = "100\n"
+        expected[f"sys/kernel/config/rdma_cm/{nic.name}/ports/1/default_roce_tos"] = "106\n"
+    assert host.written() == expected
+    assert "firmware ROCE_CC_PRIO_MASK (nic-firmware.sh) selects the priorities" in result.stdout
+    assert "global traffic class is an MLNX_OFED feature" in result.stdout
+    for nic in fake_nics():
+        state = host.nic_state(nic)
+        assert state["dcbx"] == nicfake.DCBX_HOST | nicfake.DCBX_CEE | nicfake.DCBX_IEEE
+        assert (state["pfc_en"], state["delay"], state["link_flaps"]) == (0b1000, 30, 1)
+
+    settle(host)
+    again = host.run(gt_script)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert changing(host) == [] and host.written() == {}
+    assert host.run(gt_script, "--check").returncode == 0
+
+
+@pytest.mark.parametrize("tool", ["mlnx_qos", "dcb"])
+def test_only_differing_dscp_entries_are_set(tmp_path: Path, tool: str) -> None:
+    """With trust already dscp and the driver's map, only the plan's exceptions are written."""
+    dscp = list(driver_default_dscp_to_priority())
+    dscp[34] = 3  # a second lossless class on priority 3 (DSCP 34 >> 3 would be 4)
+    intent = grand_teton(nics=GT_NICS[:1], dscp_to_priority=tuple(dscp))
+    script = write_script(tmp_path / "s.sh", render_nic_script(intent))
+    host = FakeHost(tmp_path / "fake", fake_nics(GT_NICS[:1]), ofed=True, tools=(tool, "ethtool"))
+    nic = fake_nics(GT_NICS[:1])[0]
+    host.save(f"nic-{nic.netdev}", {**host.nic_state(nic), "apps": {str(d): d >> 3 for d in range(64)}})
+    result = host.run(script, "--qos-tool", tool)
+    assert result.returncode == 0, result.stdout + result.stderr
+    dscp_calls = [c for c in changing(host) if "--dscp2prio" in c or "dscp-prio" in c]
+    if tool == "mlnx_qos":
+        assert dscp_calls == [("mlnx_qos", "-i", "ens1np0", "--dscp2prio", "set,34,3")]
+    else:
+        assert dscp_calls == [("dcb", "app", "replace", "dev", "ens1np0", "dscp-prio", "34:3")]
+    assert host.nic_state(nic)["apps"]["34"] == 3
+    assert not any("--trust" in c for c in changing(host))
+    settle(host)
+    assert host.run(script, "--qos-tool", tool).returncode == 0
+    assert changing(host) == []
+
+
+def test_pfc_only_ofed_turns_ecn_off(tmp_path: Path, pfc_only_script: Path, unprivileged: list[str]) -> None:
+    host = FakeHost(tmp_path / "fake", fake_nics(), ofed=True)
+    # Parameters must stay untouched with DCQCN off: make them unwritable.
+    host.lock(p for n in fake_nics() for p in (host.ecn_dir(n)).rglob("*") if p.is_file() and "enable" not in p.parts)
+    result = host.run(pfc_only_script, prefix=unprivileged)
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = host.written()
+    enables = {k for k in written if "/enable/" in k}
+    assert len(enables) == 8 * 2 * 8 and all(written[k] == "0\n" for k in enables)
+    assert set(written) - enables == {
+        *(f"sys/kernel/config/rdma_cm/{n.name}/ports/1/default_roce_tos" for n in GT_NICS),
+        *(f"sys/class/infiniband/{n.name}/tc/1/traffic_class" for n in GT_NICS),
+    }
+    assert written["sys/kernel/config/rdma_cm/mlx5_3/ports/1/default_roce_tos"] == "104\n"
+    assert result.stdout.count("DCQCN off (PFC only): ECN reaction and notification points off") == 8
+    assert [c for c in changing(host) if c[0] == "mlnx_qos" and "--pfc" in c] == [
+        ("mlnx_qos", "-i", n.netdev, "--pfc", PFC) for n in GT_NICS]
+
+    settle(host)
+    host.lock_all()
+    again = host.run(pfc_only_script, prefix=unprivileged)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert changing(host) == [] and host.written() == {}
+
+
+def test_pfc_only_upstream_points_at_the_firmware_mask(tmp_path: Path, pfc_only_script: Path) -> None:
+    host = FakeHost(tmp_path / "fake", fake_nics(), ofed=False, tools=("dcb", "ethtool"))
+    result = host.run(pfc_only_script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any("/cc_params/" in k for k in host.written())
+    assert "ROCE_CC_PRIO_MASK (nic-firmware.sh) keeps reaction and notification off" in result.stdout
+
+
+@pytest.mark.parametrize("mode", [(), ("--check",), ("--dry-run",)])
+def test_locked_down_debugfs_fails_clearly(tmp_path: Path, mode: tuple[str, ...], unprivileged: list[str]) -> None:
+    """Lockdown refuses even reading 0600 debugfs files; no OFED sysfs to fall back on."""
+    nics = GT_NICS[:2]
+    script = write_script(tmp_path / "s.sh", render_nic_script(grand_teton(nics=nics)))
+    host = FakeHost(tmp_path / "fake", fake_nics(nics), ofed=False, lockdown="integrity")
+    host.lock((p for n in fake_nics(nics) for p in host.debugfs_dir(n).iterdir()), 0o000)
+    result = host.run(script, *mode, prefix=unprivileged)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stderr.count("cannot set DCQCN parameters") == 2
+    assert "kernel is in lockdown mode 'integrity', which refuses debugfs cc_params" in result.stderr
+    assert "nic-firmware.sh" in result.stderr
+    assert not any("/cc_params/" in k for k in host.written())
+
+
+def test_missing_debugfs_and_unwritable_debugfs(tmp_path: Path, unprivileged: list[str]) -> None:
+    nics = GT_NICS[:1]
+    script = write_script(tmp_path / "s.sh", render_nic_script(grand_teton(nics=nics)))
+    host = FakeHost(tmp_path / "absent", fake_nics(nics), ofed=False, debugfs=False)
+    result = host.run(script, "--check")
+    assert result.returncode == 3
+    assert "does not exist (debugfs not mounted" in result.stderr
+    # Readable but not writable (a VF, or a read-only mount): the write fails, loudly.
+    host = FakeHost(tmp_path / "ro", fake_nics(nics), ofed=False)
+    host.lock(host.debugfs_dir(fake_nics(nics)[0]).iterdir())
+    result = host.run(script, prefix=unprivileged)
+    assert result.returncode == 3
+    assert re.search(r"DCQCN cc_params/rp_ai_rate: writing 10 to \S+ failed", result.stderr)
+
+
+def test_usage_and_missing_tools(tmp_path: Path, gt_script: Path, fw_script: Path) -> None:
+    host = FakeHost(tmp_path / "fake", [], ofed=False, tools=())
+    for script in (gt_script, fw_script):
+        for args in (("--dry-run", "--check"), ("--bogus",), ("--root",)):
+            result = host.run(script, *args, root=False)
+            assert result.returncode == 2, (script, args, result.stderr)
+            assert "usage:" in result.stderr
+    assert host.run(gt_script, "--qos-tool", "lldptool").returncode == 2
+    result = host.run(gt_script)
+    assert result.returncode == 3 and "neither mlnx_qos (mlnx-tools) nor dcb (iproute2)" in result.stderr
+    result = host.run(fw_script, root=False)
+    assert result.returncode == 3 and "mlxconfig (MFT) nor mstconfig (mstflint)" in result.stderr
+
+
+# ---- nic-firmware.sh --------------------------------------------------------------------
+
+def test_firmware_script_queries_first_and_flags_the_reset(tmp_path: Path, fw_script: Path) -> None:
+    host = FakeHost(tmp_path / "fake", [], ofed=False, tools=("mlxconfig",))
+    for nic in GT_NICS:
+        host.add_nv_device(nic.pci)
+    text = fw_script.read_text()
+    assert "NOTHING SET HERE IS ACTIVE UNTIL A FIRMWARE RESET OR A REBOOT" in text
+
+    result = host.run(fw_script, root=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert changing(host) == [
+        ("mlxconfig", "-d", n.pci, "-y", "set", "ROCE_CC_PRIO_MASK_P1=8", "RPG_AI_RATE_P1=10", "DCBX_WILLING_P1=False")
+        for n in GT_NICS
+    ]
+    assert all(c["argv"][2:4] == ["-e", "q"] for c in host.calls() if not c["writes"])
+    assert "*** FIRMWARE RESET REQUIRED" in result.stdout
+    assert "***   mstfwreset -d 0000:17:00.0 -y reset" in result.stdout
+    nv = host.load("nv-0000:17:00.0")
+    assert nv["ROCE_CC_PRIO_MASK_P1"]["next"] == 8 and nv["ROCE_CC_PRIO_MASK_P1"]["current"] == 255
+
+    host.clear_calls()
+    again = host.run(fw_script, root=False)
+    assert again.returncode == 0 and changing(host) == []
+    assert "FIRMWARE RESET REQUIRED" in again.stdout  # still pending: nothing reset yet
+    check = host.run(fw_script, "--check", root=False)
+    assert check.returncode == 1
+    assert "ROCE_CC_PRIO_MASK_P1: set to 8 for the next boot; running firmware still has 255" in check.stdout
+
+    host.nv_reset()
+    check = host.run(fw_script, "--check", root=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "RESET" not in check.stdout
+
+    nv = host.load("nv-0000:47:00.0")
+    nv["CNP_DSCP_P1"]["next"] = 4
+    host.save("nv-0000:47:00.0", nv)
+    host.clear_calls()
+    dry = host.run(fw_script, "--dry-run", root=False)
+    assert dry.returncode == 0 and changing(host) == []
+    assert "would run: mlxconfig -d 0000:47:00.0 -y set CNP_DSCP_P1=48" in dry.stdout
+    check = host.run(fw_script, "--check", root=False)
+    assert check.returncode == 1 and "CNP_DSCP_P1: next boot 4, planned 48" in check.stdout
+
+
+def test_firmware_script_reports_unsupported_parameters(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "fw.sh", render_firmware_script(firmware_intent(
+        devices=(FirmwareDevice(GT_NICS[0].pci, (1,), ("mlx5_0",)),), qos_trust_state="TRUST_DSCP")))
+    host = FakeHost(tmp_path / "fake", [], ofed=False, tools=("mlxconfig",))
+    host.add_nv_device(GT_NICS[0].pci)  # firmware without qos_trust_state_supported
+    result = host.run(script, root=False)
+    assert result.returncode == 3
+    assert "doesn't support QOS_TRUST_STATE_P1" in result.stderr
+    assert changing(host) == []
