@@ -13,13 +13,13 @@ from lint_support import EXAMPLES
 
 from fabgen.lint.context import LintContext
 from fabgen.lint.rules import routing
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan import FabricPlan
 
 
 def _lab_with(name: str, **changes: object) -> tuple[LintContext, FabricPlan]:
     spec = load_spec(EXAMPLES / "lab" / "spec.yaml")
-    fabric = plan(spec)
+    fabric = plan_fabric(spec)
     switch = fabric.switch(name)
     assert switch.bgp is not None
     bgp = dataclasses.replace(switch.bgp, **changes)  # type: ignore[arg-type]
@@ -29,7 +29,7 @@ def _lab_with(name: str, **changes: object) -> tuple[LintContext, FabricPlan]:
 
 
 def test_a_session_missing_on_one_end_is_reported_at_that_port() -> None:
-    fabric = plan(load_spec(EXAMPLES / "lab" / "spec.yaml"))
+    fabric = plan_fabric(load_spec(EXAMPLES / "lab" / "spec.yaml"))
     neighbors = fabric.switch("leaf-r1-p00-01").bgp.neighbors  # type: ignore[union-attr]
     ctx, _ = _lab_with("leaf-r1-p00-01", neighbors=neighbors[1:])
     hits = list(routing.neighbor_missing(ctx))
@@ -40,7 +40,7 @@ def test_a_session_missing_on_one_end_is_reported_at_that_port() -> None:
 
 
 def test_a_session_to_the_wrong_address_counts_as_missing() -> None:
-    fabric = plan(load_spec(EXAMPLES / "lab" / "spec.yaml"))
+    fabric = plan_fabric(load_spec(EXAMPLES / "lab" / "spec.yaml"))
     neighbors = fabric.switch("spine-01").bgp.neighbors  # type: ignore[union-attr]
     wrong = (dataclasses.replace(neighbors[0], address="10.99.0.1"), *neighbors[1:])
     ctx, _ = _lab_with("spine-01", neighbors=wrong)
@@ -56,6 +56,6 @@ def test_maximum_paths_below_uplinks_in_a_handed_over_plan() -> None:
 
 def test_a_leaf_sharing_its_spines_asn_is_a_collision() -> None:
     spec = load_spec(EXAMPLES / "lab" / "spec.yaml")
-    ctx, _ = _lab_with("leaf-r0-p00-01", asn=plan(spec).switch("spine-01").bgp.asn)  # type: ignore[union-attr]
+    ctx, _ = _lab_with("leaf-r0-p00-01", asn=plan_fabric(spec).switch("spine-01").bgp.asn)  # type: ignore[union-attr]
     hits = list(routing.asn_collision(ctx))
     assert len(hits) == 1 and "leaf-r0-p00-01" in hits[0].message and "spine-01" in hits[0].message

@@ -18,7 +18,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from fabgen.errors import SpecError
-from fabgen.pipeline import load_spec, plan
+from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan import FabricPlan
 from fabgen.plan.model import BgpNeighbor, Switch
 from fabgen.plan.routing import LEAF_BLOCK, SPINE_BLOCK
@@ -29,11 +29,11 @@ BASE = 4_200_000_000
 
 @cache
 def _plan(name: str) -> FabricPlan:
-    return plan(load_spec(example(name)))
+    return plan_fabric(load_spec(example(name)))
 
 
 def _edited_plan(edit: Callable[[dict[str, Any]], None], name: str = "lab") -> FabricPlan:
-    return plan(load_spec(edited(edit, name)))
+    return plan_fabric(load_spec(edited(edit, name)))
 
 
 def _routing(data: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def _refusal(edit: Callable[[dict[str, Any]], None], name: str = "lab") -> tuple
     """The one problem an edited spec is refused with: its data path, the spec line it points at, its message."""
     text = edited(edit, name)
     with pytest.raises(SpecError) as info:
-        plan(load_spec(text))
+        plan_fabric(load_spec(text))
     assert len(info.value.problems) == 1, info.value.lines()
     problem = info.value.problems[0]
     assert problem.line > 0, str(problem)
@@ -398,7 +398,7 @@ def test_explicit_cable_to_another_pods_spine_gets_sessions_and_multipath_relax(
     """A leaf whose uplinks reach two spine groups has ECMP over two peer ASNs: relax is needed there only."""
     data = YAML(typ="safe", pure=True).load((ROOT / "tests/data/lint/bases/three-tier.yaml").read_text())
     data["fabric"]["cabling"] = [{"a": "leaf-r0-p00-01:Ethernet4/1", "b": "spine-p01-02:Ethernet1/1"}]
-    fabric = plan(load_spec(dump(data)))
+    fabric = plan_fabric(load_spec(dump(data)))
     leaf = fabric.switch("leaf-r0-p00-01")
     assert leaf.bgp is not None
     by_port = {n.port: n for n in leaf.bgp.neighbors}
