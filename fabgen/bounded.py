@@ -43,9 +43,14 @@ __all__ = [
     "MAX_WALK_FILES",
     "MAX_WIRING_BYTES",
     "MAX_XML_BYTES",
+    "DuplicateKey",
+    "duplicate_position",
     "inside",
+    "jobs_problem",
     "json_depth",
     "load_json",
+    "max_jobs",
+    "no_duplicates",
     "read_bytes",
     "read_text",
     "walk_files",
@@ -68,6 +73,24 @@ MAX_TEMPLATE_BYTES: Final = 1024 * 1024
 """Largest user template (``--templates DIR``) read; fabgen's largest is ~25 kB."""
 MAX_JSON_DEPTH: Final = 64
 """Deepest nesting of JSON arrays and objects (LLDP output nests ~8 levels, config_db 3, a manifest 3)."""
+
+def max_jobs() -> int:
+    """Most render workers: twice the CPUs this process may run on (``-j 300`` once forked 302 processes on 2 cores)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return 2 * max(cpus, 1)
+
+
+def jobs_problem(jobs: object) -> str | None:
+    """Why ``jobs`` is no worker count (a whole number from 1 to :func:`max_jobs`), or None."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        return f"must be a whole number, got {type(jobs).__name__}"
+    if not 1 <= jobs <= max_jobs():
+        return f"must be between 1 and {max_jobs()} (twice the CPUs), got {jobs}"
+    return None
+
 
 _OPEN_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _CHUNK: Final = 1024 * 1024
@@ -195,17 +218,20 @@ def walk_files(top: Path | str, *, keep: Callable[[str], bool] = lambda name: Tr
     return found, problems
 
 
-class _DuplicateKey(ValueError):
+class DuplicateKey(ValueError):
+    """Raised by :func:`no_duplicates`; carries the repeated key."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a repeated key instead of keeping the last."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey(key)
+            raise DuplicateKey(key)
         out[key] = value
     return out
 
@@ -228,10 +254,14 @@ def json_depth(data: Any) -> int:
     return deepest
 
 
-def _line_of_duplicate(text: str, key: str) -> tuple[int, int]:
-    """Where the second ``"key":`` is written (the one JSON would keep): a good guess for the message."""
+def duplicate_position(text: str, key: str, start: int = 0) -> tuple[int, int]:
+    """Where the second ``"key":`` after ``start`` is written (the one JSON would keep): a good guess for messages."""
     needle = re.compile(re.escape(json.dumps(key)) + r"\s*:")
-    matches = list(needle.finditer(text))
+    matches = []
+    for match in needle.finditer(text, start):
+        matches.append(match)
+        if len(matches) == 2:
+            break
     if len(matches) < 2:
         return 0, 0
     offset = matches[1].start()
@@ -250,9 +280,9 @@ def load_json(text: str, file: str, *, max_depth: int = MAX_JSON_DEPTH, duplicat
 
     try:
         data = json.loads(text, parse_constant=constant,
-                          object_pairs_hook=None if duplicates else _no_duplicates)
-    except _DuplicateKey as exc:
-        line, col = _line_of_duplicate(text, exc.key)
+                          object_pairs_hook=None if duplicates else no_duplicates)
+    except DuplicateKey as exc:
+        line, col = duplicate_position(text, exc.key)
         raise FabgenError([Problem(f"duplicate key {json.dumps(exc.key)[:80]}; JSON keeps only the last one, "
                                    "hiding the first", file=file, line=line, col=col)]) from None
     except json.JSONDecodeError as exc:

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from fabgen.errors import FabgenError, Problem
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
 from fabgen.spec import ClusterSpec, validate_spec
@@ -61,8 +62,12 @@ def generate(
     jobs: int = 1,
 ) -> WriteResult | Drift:
     """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
+    from fabgen.bounded import jobs_problem
     from fabgen.render.registry import device_matches, render_files, select_targets
 
+    problem = jobs_problem(jobs)
+    if problem:
+        raise FabgenError([Problem(f"jobs {problem}", file="fabgen")])
     fabric = plan(spec)
     files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
     chosen = {t.name for t in select_targets(targets)}

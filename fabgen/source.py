@@ -40,6 +40,11 @@ pure-Python parser about 45 us and 0.6 kB: without this bound a 2 MB ``[1,1,1,..
 
 DataPath = tuple[str | int, ...]
 
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
+                        ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp"))
+"""Tags a spec may carry (implicitly or as ``!!str``). Anything else (``!vault``, ``!!python/object``, ``!Ref``)
+means the author expected a tool to do something with it; ignoring it silently would generate something else."""
+
 
 class _DepthLimitedComposer(Composer):
     """Refuses nesting deeper than :data:`MAX_DEPTH`, and more than :data:`MAX_SOURCE_NODES` nodes,
@@ -62,9 +67,15 @@ class _DepthLimitedComposer(Composer):
             raise ComposerError(None, None, f"more than {MAX_SOURCE_NODES} YAML nodes; refusing the rest", mark)
         self._nesting += 1
         try:
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self._nesting -= 1
+        tag = str(getattr(node.tag, "value", node.tag) or "")
+        if tag and tag not in _PLAIN_TAGS:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")[:60]
+            raise ComposerError(None, None, f"YAML tag {shown!r} is not supported: a spec is plain data "
+                                "(remove the tag; quote the value if it should be a string)", node.start_mark)
+        return node
 
 
 def format_path(path: DataPath) -> str:
