@@ -54,6 +54,7 @@ __all__ = [
     "read_bytes",
     "read_text",
     "walk_files",
+    "xml_declaration_problem",
 ]
 
 MAX_WIRING_BYTES: Final = 32 * 1024 * 1024
@@ -216,6 +217,25 @@ def walk_files(top: Path | str, *, keep: Callable[[str], bool] = lambda name: Tr
                 problems.append(Problem(f"more than {limit} files; refusing the rest", file=str(top)))
                 return found[:limit], problems
     return found, problems
+
+
+_XML_DECLARATION = re.compile(r"<!(DOCTYPE|ENTITY)\b", re.IGNORECASE)
+
+
+def xml_declaration_problem(text: str, file: str) -> Problem | None:
+    """A problem when XML text declares a DOCTYPE or entities, which no input fabgen reads needs.
+
+    External entities read local files or the network (XXE), internal ones
+    multiply (a "billion laughs"); NCCL's own parser reads neither. Refused
+    before any XML parser sees the text.
+    """
+    match = _XML_DECLARATION.search(text)
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start()) + 1
+    col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+    return Problem(f"<!{match.group(1).upper()} declarations are not allowed (external entities read files, internal "
+                   "ones multiply; NCCL's parser reads neither)", file=file, line=line, col=col)
 
 
 class DuplicateKey(ValueError):

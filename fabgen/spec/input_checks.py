@@ -120,8 +120,9 @@ def raw_nccl_problems(doc: SourceDoc) -> list[Problem]:
     """NCCL variable errors read from the raw document, for a spec whose models did not validate."""
     from fabgen.nccl_vars import check_nccl_var
 
-    data = doc.data if isinstance(doc.data, dict) else {}
-    nccl = data.get("nccl") if isinstance(data.get("nccl"), dict) else {}
+    data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
+    raw = data.get("nccl")
+    nccl: dict[str, Any] = raw if isinstance(raw, dict) else {}
     version = nccl.get("version") if isinstance(nccl.get("version"), str) else "2.23.4"
     envs: list[tuple[DataPath, Any]] = [(("nccl", "env"), nccl.get("env"))]
     hosts = data.get("hosts")
