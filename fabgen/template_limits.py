@@ -33,9 +33,9 @@ from typing import Any, Final
 
 from jinja2 import nodes
 from jinja2.environment import Template
-from jinja2.exceptions import TemplateNotFound
 from jinja2.loaders import FileSystemLoader, split_template_path
-from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError, TemplateNotFound
+from jinja2.sandbox import SandboxedEnvironment
 
 from fabgen.bounded import MAX_TEMPLATE_BYTES, read_text
 from fabgen.errors import FabgenError
@@ -141,9 +141,9 @@ class LimitedSandbox(SandboxedEnvironment):
             raise TemplateLimitError(f"+: the result would exceed {MAX_VALUE_BYTES} characters")
         return super().call_binop(context, operator, left, right)
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
+    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         _tick()
-        return super().call(__context, __obj, *args, **kwargs)
+        return super().call(context, obj, *args, **kwargs)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         _tick()
@@ -154,7 +154,7 @@ class LimitedSandbox(SandboxedEnvironment):
         return super().getitem(obj, argument)
 
     @staticmethod
-    def concat(parts: Iterable[str]) -> str:  # type: ignore[override]
+    def concat(parts: Iterable[str]) -> str:
         """``"".join`` that counts first: a macro looping a million times must not build gigabytes."""
         chunks = list(parts)
         if sum(map(len, chunks)) > MAX_OUTPUT_BYTES:

@@ -109,7 +109,7 @@ def assert_refused(spec: Path, out: Path, *, expect: list[str], paths: list[str]
 
 
 def test_corpus_is_large_enough() -> None:
-    assert len(CASES) >= 40
+    assert len(CASES) >= 140
     for case in CASES:
         assert header(case)["expect"], f"{case.name} has no '# expect:' line"
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import shlex
 from functools import lru_cache
 from pathlib import Path
-
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
 from fabgen._resources import resource_dir
 from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
 

@@ -95,7 +95,7 @@ def leading_zero_problems(doc: SourceDoc) -> list[Problem]:
             continue
         token = match.group()
         octal = f"octal {int(token.replace('_', ''), 8)}" if set(token.lstrip("+-")) <= set("01234567_") \
-            else "an error (8 and 9 are not octal digits)"
+            else f"the string {token!r} (8 and 9 are not octal digits)"
         problems.append(doc.problem(
             f"{token} has a leading zero: YAML 1.2 reads it as {value}, YAML 1.1 tools (Ansible, PyYAML) as "
             f"{octal}; write {value}", path))
@@ -172,7 +172,10 @@ def check_silent(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
                                  "traffic class", doc, key=True)
     hosts: list[tuple[str, DataPath]] = []
     for gindex, group in enumerate(spec.hosts):
-        hosts += [(name, ("hosts", gindex)) for name in group.host_names()]
+        if group.names is not None:  # at the very item; a pattern's names at the pattern
+            hosts += [(name, ("hosts", gindex, "names", index)) for index, name in enumerate(group.names)]
+        else:
+            hosts += [(name, ("hosts", gindex, "name")) for name in group.host_names()]
         profile = spec.host_profiles.get(group.profile)
         if profile is None:
             continue
