@@ -192,9 +192,10 @@ def walk_files(top: Path | str, *, keep: Callable[[str], bool] = lambda name: Tr
     found: list[Path] = []
     problems: list[Problem] = []
     for directory, dirs, files in os.walk(top, followlinks=False):
-        for name in list(dirs):
-            if os.path.islink(os.path.join(directory, name)):
-                files.append(name)  # judged below, like any other link
+        for name in sorted(dirs):
+            if not name.startswith(".") and os.path.islink(os.path.join(directory, name)):
+                problems.append(Problem("is a symbolic link to a directory; not followed", file=os.path.join(directory,
+                                                                                                          name)))
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(directory, d)))
         for name in sorted(files):
             if name.startswith(".") or not keep(name):

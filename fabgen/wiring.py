@@ -371,9 +371,14 @@ class _Locator:
         return self._lines.line(self._cursor)
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _json_documents(text: str, src: str, lines: _Lines) -> list[tuple[Any, int]]:
     """Every JSON document in the file with its start offset (lldpctl may print several)."""
-    decoder = json.JSONDecoder(object_pairs_hook=no_duplicates)  # a repeated interface key hides a cable
+    # a repeated interface key hides a cable; NaN and Infinity are not JSON
+    decoder = json.JSONDecoder(object_pairs_hook=no_duplicates, parse_constant=_not_json)
     docs: list[tuple[Any, int]] = []
     pos = 0
     while True:

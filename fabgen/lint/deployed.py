@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -179,7 +180,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
             files = []
             for name in HOST_FILES:
                 path = entry / name
-                if path.is_symlink() or path.is_file():
+                if os.path.lexists(path):
                     text = _read(path, base)
                     reader = parse_nccl_conf_located if name == "nccl.conf" else parse_systemd_env_located
                     files.append(DeployedEnv(str(path), reader(text, str(path))))
@@ -197,7 +198,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
         if fmt is None:
             continue
         path = base / fmt.path.format(name=switch.name)
-        if not (path.is_symlink() or path.is_file()):
+        if not os.path.lexists(path):  # a FIFO or a link is there, and refused when read: not "missing"
             continue
         seen_switches.add(switch.name)
         if fmt.os not in parsers:

@@ -63,6 +63,7 @@ PATTERN_WORDS: Final[dict[str, str]] = {
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9_./-]{0,30}$":
         'a device and port as device:port, e.g. "gt00001:ens1np0" or "leaf-r0-p00-01:Ethernet1/1"',
     r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$": 'a class name of letters, digits, "_" and "-", e.g. "roce"',
+    r"^[^\x00-\x1f\x7f\u2028\u2029]{0,1023}$": "one line of at most 1023 characters, without control characters",
     HOST_PATTERN: 'a host name of letters, digits, ".", "_" and "-" (at most 41 characters), or a pattern with '
                   'one {index} field, e.g. "gt{index:05d}"',
 }
