@@ -33,8 +33,8 @@ from typing import Any, Final
 
 from jinja2 import nodes
 from jinja2.environment import Template
-from jinja2.loaders import FileSystemLoader, split_template_path
 from jinja2.exceptions import SecurityError, TemplateNotFound
+from jinja2.loaders import FileSystemLoader, split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from fabgen.bounded import MAX_TEMPLATE_BYTES, read_text

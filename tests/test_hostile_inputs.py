@@ -25,7 +25,12 @@ from pathlib import Path
 import pytest
 
 from fabgen import bounded
-from fabgen.bounded import MAX_DEPLOYED_BYTES, MAX_TEMPLATE_BYTES, MAX_WIRING_BYTES, MAX_XML_BYTES
+from fabgen.bounded import (
+    MAX_DEPLOYED_BYTES,
+    MAX_TEMPLATE_BYTES,
+    MAX_WIRING_BYTES,
+    MAX_XML_BYTES,
+)
 from tests.helpers import ROOT, example, run_cli
 
 LAB = str(example("lab"))
