@@ -235,8 +235,8 @@ def xml_declaration_problem(text: str, file: str) -> Problem | None:
         return None
     line = text.count("\n", 0, match.start()) + 1
     col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
-    return Problem(f"<!{match.group(1).upper()} declarations are not allowed (external entities read files, internal "
-                   "ones multiply; NCCL's parser reads neither)", file=file, line=line, col=col)
+    return Problem(f"markup declaration <!{match.group(1).upper()} is not allowed (external entities read files, "
+                   "internal ones multiply; NCCL's parser reads neither)", file=file, line=line, col=col)
 
 
 class DuplicateKey(ValueError):
