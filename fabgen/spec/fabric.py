@@ -17,7 +17,7 @@ from fabgen.units import Speed
 SwitchOs = Literal["eos", "sonic", "cumulus"]
 Endpoint = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9_./-]{0,30}$")]
 """``device:port``, e.g. ``gt00001:ens1np0`` or ``leaf-r0-p00-01:Ethernet1/1``."""
-Ratio = Annotated[str, StringConstraints(pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")]
+Ratio = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$")]
 Glob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
 
 
@@ -26,7 +26,7 @@ class Tier(SpecModel):
     model: Token
     ports: Annotated[int, Field(ge=4, le=2048)]
     """Radix: front-panel ports at ``speed``."""
-    speed: Speed = 400
+    speed: Speed = "400G"
     count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Force the number of switches (per pod for spines of a 3-tier fabric) instead of the fewest that fit."""
     asic: Token | None = None
