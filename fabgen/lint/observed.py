@@ -157,20 +157,20 @@ class Names:
         else:
             switch = self.switches.get(device)
             if switch is not None:
-                index = self._index(switch.os, port, switch.speed)
+                index = self._index(switch.os, port, switch.speed, switch.port_width)
                 if index:
-                    found = self._port_name(switch.os, index, switch.speed)
+                    found = self._port_name(switch.os, index, switch.speed, switch.port_width)
         self._port_cache[key] = found
         return found
 
-    def _index(self, os: str, port: str, speed: int) -> int:
+    def _index(self, os: str, port: str, speed: int, width: int | None = None) -> int:
         if os == "eos":
             match = self._EOS.match(port)
             return int(match.group(1)) if match else 0
         if os == "sonic":
             match = self._SONIC.match(port)
             if match:
-                number, width = int(match.group(1)), self._lanes(speed)
+                number, width = int(match.group(1)), width or self._lanes(speed)
                 return number // width + 1 if number % width == 0 else 0
             match = self._SONIC_ALIAS.match(port)
             return int(match.group(1)) if match else 0

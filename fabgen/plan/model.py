@@ -37,6 +37,8 @@ class Link:
     b_address: str
     explicit: bool = False
     """Taken from the spec's ``fabric.cabling`` rather than the automatic layout."""
+    length_m: int | None = None
+    """The cable's own length (``fabric.cabling[].length``); None: its role's ``qos.cable_length``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,8 @@ class SwitchPort:
     rail: int | None
     description: str
     """``peer:port``: what an operator reads on the switch."""
+    cable_m: int = 0
+    """Metres of this port's cable: its own length, else its role's in the switch's QoS policy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +102,15 @@ class QosIntent:
     watchdog: WatchdogIntent
     mtu: int
     cable_length_m: int
+    """The longest cable of any role (what one-length consumers size for)."""
     roce: ClassIntent
     cnp: ClassIntent | None
+    cable_by_role: tuple[tuple[str, int], ...] = ()
+    """(link role, metres), sorted by role: ``qos.cable_length`` per role."""
+
+    def cable_for(self, role: str) -> int:
+        """Metres of a link of ``role`` that the spec gives no length of its own."""
+        return dict(self.cable_by_role).get(role, self.cable_length_m)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +133,12 @@ class Switch:
     """Where the switch's QoS policy is written in the spec: ``("qos",)`` or its ``switch_overrides`` entry."""
     load_balancing: str
     roce_qp_hash: bool
+    hwsku: str | None = None
+    """SONiC SKU (``DEVICE_METADATA.hwsku``); None on other OSes."""
+    platform: str | None = None
+    """SONiC platform of a SKU fabgen knows (``x86_64-nvidia_sn5600-r0``); None otherwise."""
+    port_width: int | None = None
+    """SerDes lanes per port where the SKU fixes it (SONiC names ports by first lane); None: the OS's rule."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ def qos_intent(policy: QosPolicy) -> QosIntent:
     roce = next(c for c in classes if c.role == "roce")
     cnp = next((c for c in classes if c.role == "cnp"), None)
     wd = policy.pfc.watchdog
+    lengths = {role: policy.cable_lengths.of(role) for role in ("host-leaf", "leaf-spine", "spine-superspine")}
     return QosIntent(
         trust=policy.trust,
         classes=tuple(sorted(classes, key=lambda c: (c.priority, c.name))),
@@ -43,7 +44,8 @@ def qos_intent(policy: QosPolicy) -> QosIntent:
         lossless_priorities=tuple(sorted({c.priority for c in classes if c.lossless})),
         watchdog=WatchdogIntent(wd.enabled, wd.detect, wd.restore, wd.action, wd.poll),
         mtu=policy.mtu,
-        cable_length_m=policy.cable_length,
+        cable_length_m=max(lengths.values()),
+        cable_by_role=tuple(sorted(lengths.items())),
         roce=roce,
         cnp=cnp,
     )

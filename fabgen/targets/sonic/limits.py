@@ -1,0 +1,137 @@
+"""What a SONiC switch cannot take, refused at validation with the spec's line.
+
+Run by :func:`fabgen.pipeline.plan_fabric` through the target's ``limits``, so
+``fabgen validate`` refuses a spec before any file is written:
+
+* a hwsku fabgen does not know (SONiC's swss and syncd would not start: they
+  mount ``/usr/share/sonic/device/$PLATFORM/$HWSKU``), with a did-you-mean;
+* a tier speed no port of the SKU runs at, or more ports than the SKU has;
+* a port name (from ``fabric.cabling``) that is not one of the SKU's ports;
+* a cable longer than the traditional buffer model's lookup table covers, or a
+  shared headroom pool with the traditional model (its table reserves full xoff);
+* PFC watchdog timers outside ``sonic-pfcwd.yang``'s ranges.
+"""
+
+from __future__ import annotations
+
+from fabgen.errors import Problem
+from fabgen.plan.model import FabricPlan, Switch, TierName
+from fabgen.source import DataPath, spec_problem
+from fabgen.spec.fabric import Tier
+from fabgen.targets.sonic.sku import SKUS, Sku, fabric_ports, lanes_per_port, lookup_cable, resolve_hwsku, sku_hint
+
+__all__ = ["DETECT_MS", "POLL_MS", "RESTORE_MS", "sonic_limits", "tier_of"]
+
+DETECT_MS = (100, 5000)
+RESTORE_MS = (100, 60000)
+POLL_MS = (100, 1000)
+"""SONiC's PFC watchdog ranges (sonic-pfcwd.yang)."""
+
+_TIERS: tuple[TierName, ...] = ("leaf", "spine", "super_spine")
+
+
+def tier_of(plan: FabricPlan, name: TierName) -> Tier | None:
+    return getattr(plan.spec.fabric.tiers, name)  # type: ignore[no-any-return]
+
+
+def sonic_limits(plan: FabricPlan) -> list[Problem]:
+    """Every refusal of the plan's SONiC switches (empty when there are none)."""
+    problems: list[Problem] = []
+    skus: dict[str, Sku] = {}
+    for name in _TIERS:
+        tier = tier_of(plan, name)
+        if tier is None or tier.os != "sonic":
+            continue
+        sku = _tier_sku(plan, name, tier, problems)
+        if sku is not None:
+            skus[name] = sku
+    seen_qos: set[tuple[str | int, ...]] = set()
+    for switch in plan.switches:
+        if switch.os != "sonic":
+            continue
+        sku = skus.get(switch.tier)
+        if sku is not None:
+            problems.extend(_ports(plan, switch, sku))
+        if switch.qos_path not in seen_qos:
+            seen_qos.add(switch.qos_path)
+            problems.extend(_watchdog(plan, switch))
+    return problems
+
+
+def _tier_sku(plan: FabricPlan, name: TierName, tier: Tier, problems: list[Problem]) -> Sku | None:
+    base: DataPath = ("fabric", "tiers", name)
+    hwsku = resolve_hwsku(tier.model, tier.hwsku)
+    sku = SKUS.get(hwsku)
+    where = (*base, "hwsku") if tier.hwsku else (*base, "model")
+    if sku is None:
+        problems.append(spec_problem(plan.source, f"{name} tier: SONiC has no hwsku {hwsku!r} that fabgen knows"
+                                     f"{sku_hint(hwsku)} (set fabric.tiers.{name}.hwsku)", where))
+        return None
+    ports = fabric_ports(sku, tier.speed)
+    if not ports:
+        problems.append(spec_problem(plan.source, f"{name} tier: no port of {hwsku} runs at {tier.speed}G",
+                                     (*base, "speed")))
+        return None
+    if lanes_per_port(sku, tier.speed) is None:
+        problems.append(spec_problem(plan.source, f"{name} tier: the {tier.speed}G ports of {hwsku} differ in "
+                                     "lane count; fabgen cannot name them by one rule", (*base, "speed")))
+        return None
+    if tier.ports > len(ports):
+        problems.append(spec_problem(plan.source, f"{name} tier: {hwsku} has {len(ports)} ports at "
+                                     f"{tier.speed}G, not {tier.ports}", (*base, "ports")))
+    buffers = tier.buffers
+    if buffers is not None and buffers.model == "traditional":
+        if buffers.shared_headroom_pool:
+            problems.append(spec_problem(plan.source, f"{name} tier: the traditional buffer model takes headroom "
+                                         f"from {hwsku}'s pg_profile_lookup.ini, which reserves full xoff per PG; "
+                                         "a shared headroom pool needs the dynamic model",
+                                         (*base, "buffers", "shared_headroom_pool")))
+    return sku
+
+
+def _cable_index(plan: FabricPlan, device: str, port: str) -> int | None:
+    end = f"{device}:{port}"
+    return next((i for i, c in enumerate(plan.spec.fabric.cabling) if end in (c.a, c.b)), None)
+
+
+def _ports(plan: FabricPlan, switch: Switch, sku: Sku) -> list[Problem]:
+    problems = []
+    tier = tier_of(plan, switch.tier)
+    traditional = tier is not None and tier.buffers is not None and tier.buffers.model == "traditional"
+    for port in switch.ports:
+        path: DataPath = ("fabric", "tiers", switch.tier, "ports")
+        index = _cable_index(plan, switch.name, port.name)
+        if index is not None:
+            path = ("fabric", "cabling", index)
+        if sku.port(port.name) is None:
+            problems.append(spec_problem(plan.source, f"{switch.name}: {port.name!r} is not a port of {sku.name} "
+                                         f"(SONiC names them {sku.ports[0].name}, {sku.ports[1].name}, ...)", path))
+            continue
+        if traditional and switch.qos.lossless_priorities:
+            if lookup_cable(sku, port.speed * 1000, port.cable_m) is None:
+                longest = max(c for s, c, _ in sku.pg_lookup if s == port.speed * 1000) if any(
+                    s == port.speed * 1000 for s, _, _ in sku.pg_lookup) else 0
+                where = path if index is not None else (*switch.qos_path, "cable_length")
+                problems.append(spec_problem(plan.source, f"{switch.name}: {port.name} has a {port.cable_m} m cable "
+                                             f"at {port.speed}G; {sku.name}'s pg_profile_lookup.ini (traditional "
+                                             f"buffer model) covers {longest} m at most", where))
+    return problems
+
+
+def _watchdog(plan: FabricPlan, switch: Switch) -> list[Problem]:
+    """Timers SONiC rejects, at the spec line that set them."""
+    wd = switch.qos.watchdog
+    if not wd.enabled or not switch.qos.lossless_priorities:
+        return []
+    base = switch.qos_path
+    problems = []
+    for name, value, (low, high) in (("detect", wd.detect_ms, DETECT_MS), ("restore", wd.restore_ms, RESTORE_MS),
+                                     ("poll", wd.poll_ms, POLL_MS)):
+        if not low <= value <= high:
+            message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is outside SONiC's {low}..{high} ms"
+            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
+    for name, value in (("detect", wd.detect_ms), ("restore", wd.restore_ms)):
+        if value < wd.poll_ms:
+            message = f"{switch.name} (SONiC): PFC watchdog {name} {value} ms is below the poll interval {wd.poll_ms} ms"
+            problems.append(spec_problem(plan.source, message, (*base, "pfc", "watchdog", name)))
+    return problems
