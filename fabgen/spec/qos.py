@@ -94,7 +94,7 @@ class CableLengths(SpecModel):
 
 
 def _cable_form(value: Any) -> str:
-    return "roles" if isinstance(value, dict) or isinstance(value, CableLengths) else "scalar"
+    return "roles" if isinstance(value, (dict, CableLengths)) else "scalar"
 
 
 class QosPolicy(SpecModel):

@@ -18,7 +18,15 @@ from fabgen.errors import Problem
 from fabgen.plan.model import FabricPlan, Switch, TierName
 from fabgen.source import DataPath, spec_problem
 from fabgen.spec.fabric import Tier
-from fabgen.targets.sonic.sku import SKUS, Sku, fabric_ports, lanes_per_port, lookup_cable, resolve_hwsku, sku_hint
+from fabgen.targets.sonic.sku import (
+    SKUS,
+    Sku,
+    fabric_ports,
+    lanes_per_port,
+    lookup_cable,
+    resolve_hwsku,
+    sku_hint,
+)
 
 __all__ = ["DETECT_MS", "POLL_MS", "RESTORE_MS", "sonic_limits", "tier_of"]
 
@@ -80,12 +88,11 @@ def _tier_sku(plan: FabricPlan, name: TierName, tier: Tier, problems: list[Probl
         problems.append(spec_problem(plan.source, f"{name} tier: {hwsku} has {len(ports)} ports at "
                                      f"{tier.speed}G, not {tier.ports}", (*base, "ports")))
     buffers = tier.buffers
-    if buffers is not None and buffers.model == "traditional":
-        if buffers.shared_headroom_pool:
-            problems.append(spec_problem(plan.source, f"{name} tier: the traditional buffer model takes headroom "
-                                         f"from {hwsku}'s pg_profile_lookup.ini, which reserves full xoff per PG; "
-                                         "a shared headroom pool needs the dynamic model",
-                                         (*base, "buffers", "shared_headroom_pool")))
+    if buffers is not None and buffers.model == "traditional" and buffers.shared_headroom_pool:
+        problems.append(spec_problem(plan.source, f"{name} tier: the traditional buffer model takes headroom "
+                                     f"from {hwsku}'s pg_profile_lookup.ini, which reserves full xoff per PG; "
+                                     "a shared headroom pool needs the dynamic model",
+                                     (*base, "buffers", "shared_headroom_pool")))
     return sku
 
 
@@ -107,14 +114,13 @@ def _ports(plan: FabricPlan, switch: Switch, sku: Sku) -> list[Problem]:
             problems.append(spec_problem(plan.source, f"{switch.name}: {port.name!r} is not a port of {sku.name} "
                                          f"(SONiC names them {sku.ports[0].name}, {sku.ports[1].name}, ...)", path))
             continue
-        if traditional and switch.qos.lossless_priorities:
-            if lookup_cable(sku, port.speed * 1000, port.cable_m) is None:
-                longest = max(c for s, c, _ in sku.pg_lookup if s == port.speed * 1000) if any(
-                    s == port.speed * 1000 for s, _, _ in sku.pg_lookup) else 0
-                where = path if index is not None else (*switch.qos_path, "cable_length")
-                problems.append(spec_problem(plan.source, f"{switch.name}: {port.name} has a {port.cable_m} m cable "
-                                             f"at {port.speed}G; {sku.name}'s pg_profile_lookup.ini (traditional "
-                                             f"buffer model) covers {longest} m at most", where))
+        speed = port.speed * 1000
+        if traditional and switch.qos.lossless_priorities and lookup_cable(sku, speed, port.cable_m) is None:
+            longest = max((c for s, c, _ in sku.pg_lookup if s == speed), default=0)
+            where = path if index is not None else (*switch.qos_path, "cable_length")
+            problems.append(spec_problem(plan.source, f"{switch.name}: {port.name} has a {port.cable_m} m cable "
+                                         f"at {port.speed}G; {sku.name}'s pg_profile_lookup.ini (traditional "
+                                         f"buffer model) covers {longest} m at most", where))
     return problems
 
 

@@ -32,7 +32,12 @@ from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan.model import FabricPlan
 from fabgen.spec.buffers import ASIC_PRESETS, SonicBuffers
 from fabgen.targets.sonic import config_db as sonic
-from fabgen.targets.sonic.buffers import Headroom, asic_generation, lossless_headroom, switch_buffers
+from fabgen.targets.sonic.buffers import (
+    Headroom,
+    asic_generation,
+    lossless_headroom,
+    switch_buffers,
+)
 from tests.helpers import edited, example
 
 CONFIG_DB, STATE_DB = 4, 6

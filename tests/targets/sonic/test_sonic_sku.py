@@ -11,11 +11,21 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import require_reference
+from sonic_factory import render
 
-from fabgen.targets.sonic.sku import SKUS, Sku, breakout_speeds, fabric_ports, lanes_per_port, lookup_cable, sku_hint
+from fabgen.targets.sonic.sku import (
+    SKUS,
+    Sku,
+    breakout_speeds,
+    fabric_ports,
+    lanes_per_port,
+    lookup_cable,
+    sku_hint,
+)
 
 
 def _sku_dir(sku: Sku) -> Path:
@@ -107,3 +117,61 @@ def test_hint_and_cable_rounding() -> None:
     assert "ACS-SN5600" in sku_hint("zzz")
     acs = SKUS["ACS-SN5600"]
     assert [lookup_cable(acs, 400_000, m) for m in (1, 5, 6, 40, 41, 300, 301)] == [5, 5, 40, 40, 300, 300, None]
+
+
+# -- buffers as SONiC's own templates render them for the same switch -------------------------
+
+
+def _sonic_render(config: dict[str, Any], dynamic: bool) -> dict[str, Any]:
+    """The SKU's buffers(_dynamic).json.j2, rendered as sonic-cfggen does at first boot, for fabgen's ports."""
+    meta = config["DEVICE_METADATA"]["localhost"]
+    name = "buffers_dynamic.json.j2" if dynamic else "buffers.json.j2"
+    return render(meta["platform"], meta["hwsku"], name, meta["type"], config["PORT"])
+
+
+def _by_index(table: dict[str, Any]) -> dict[tuple[str, int], str]:
+    out = {}
+    for key, value in table.items():
+        port, _, run = key.partition("|")
+        low, _, high = run.partition("-")
+        for i in range(int(low), int(high or low) + 1):
+            out[(port, i)] = value["profile"]
+    return out
+
+
+def _traditional(data: dict[str, Any]) -> None:
+    for tier in ("leaf", "spine"):
+        data["fabric"]["tiers"][tier]["buffers"] = {"model": "traditional"}
+
+
+@pytest.mark.parametrize("model", ["dynamic", "traditional"])
+def test_buffer_objects_are_what_the_sku_template_renders(model: str) -> None:
+    from fabgen.pipeline import load_spec, plan_fabric
+    from fabgen.targets.sonic.config_db import config_db
+    from tests.helpers import edited, example
+
+    spec = load_spec(example("sonic-pod")) if model == "dynamic" else load_spec(edited(_traditional, "sonic-pod"))
+    fabric = plan_fabric(spec)
+    for switch in fabric.switches:
+        ours = config_db(fabric, switch)
+        theirs = _sonic_render(ours, model == "dynamic")
+        pools = {name: {k: v for k, v in pool.items() if k != "xoff"}  # a shared headroom pool is fabgen's choice
+                 for name, pool in ours["BUFFER_POOL"].items()}
+        assert pools == theirs["BUFFER_POOL"], switch.name  # t0 sizes on leaves, t1 on spines
+        assert {k: v for k, v in ours["BUFFER_PROFILE"].items() if not k.startswith("pg_lossless_")} == \
+            theirs["BUFFER_PROFILE"], switch.name
+        for table in ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"):
+            assert ours[table] == theirs[table], (switch.name, table)
+        # SONiC's default policy makes 3-4 lossless, the pod's only 3: compare the indexes both treat alike.
+        for table in ("BUFFER_PG", "BUFFER_QUEUE"):
+            mine, sonic = _by_index(ours[table]), _by_index(theirs[table])
+            alike = [k for k in sonic if k[1] != 4]
+            assert alike and all(k in mine for k in alike), (switch.name, table)
+            if table == "BUFFER_PG" and model == "traditional":
+                alike = [k for k in alike if k[1] == 0]  # traditional: buffermgrd adds the lossless PGs itself
+            assert {k: mine[k] for k in alike} == {k: sonic[k] for k in alike}, (switch.name, table)
+        if model == "dynamic":
+            for table in ("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN"):
+                assert ours[table] == theirs[table], (switch.name, table)
+        else:
+            assert "LOSSLESS_TRAFFIC_PATTERN" not in ours and "LOSSLESS_TRAFFIC_PATTERN" not in theirs
