@@ -115,6 +115,9 @@ class Names:
 
     def __init__(self, plan: FabricPlan) -> None:
         from fabgen.plan.ports import lanes_per_port, port_name
+        from fabgen.targets.sonic.sku import SKUS
+
+        self._skus = SKUS
 
         self._port_name = port_name
         self._lanes = lanes_per_port
@@ -156,7 +159,10 @@ class Names:
             found = host_ports.get(port, port)
         else:
             switch = self.switches.get(device)
-            if switch is not None:
+            sku = self._skus.get(switch.hwsku or "") if switch is not None else None
+            if sku is not None:  # a SONiC SKU fabgen knows: its own names and aliases (etp33a), nothing else
+                found = sku.port_named(port) or port
+            elif switch is not None:
                 index = self._index(switch.os, port, switch.speed, switch.port_width)
                 if index:
                     found = self._port_name(switch.os, index, switch.speed, switch.port_width)

@@ -56,7 +56,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
-from fabgen.targets.sonic.limits import sonic_limits
+from fabgen.targets.sonic.limits import check_watchdog, sonic_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_qos
 from fabgen.targets.sonic.sku import SKUS
 
@@ -117,6 +117,9 @@ def config_db(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
     if unknown:  # plan_fabric refuses these at the spec's line; only a raw build_plan gets here
         raise OutputError([Problem(f"{switch.name}: port {unknown[0]!r} is not a port of SONiC hwsku "
                                    f"{switch.hwsku!r}", file="fabric")])
+    watchdog = check_watchdog(plan, switch)
+    if watchdog:
+        raise OutputError(watchdog)
     buffers = switch_buffers(plan, switch)
     ports = [p.name for p in switch.ports]
     lossless = tuple(qos.lossless_priorities)

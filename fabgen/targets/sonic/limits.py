@@ -9,7 +9,10 @@ Run by :func:`fabgen.pipeline.plan_fabric` through the target's ``limits``, so
 * a port name (from ``fabric.cabling``) that is not one of the SKU's ports;
 * a cable longer than the traditional buffer model's lookup table covers, or a
   shared headroom pool with the traditional model (its table reserves full xoff);
-* PFC watchdog timers outside ``sonic-pfcwd.yang``'s ranges.
+
+and, at render (:func:`check_watchdog`, so that lint rule FG115 can still
+report them on a spec that validates), PFC watchdog timers outside
+``sonic-pfcwd.yang``'s ranges.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from fabgen.targets.sonic.sku import (
     sku_hint,
 )
 
-__all__ = ["DETECT_MS", "POLL_MS", "RESTORE_MS", "sonic_limits", "tier_of"]
+__all__ = ["DETECT_MS", "POLL_MS", "RESTORE_MS", "check_watchdog", "sonic_limits", "tier_of"]
 
 DETECT_MS = (100, 5000)
 RESTORE_MS = (100, 60000)
@@ -53,16 +56,10 @@ def sonic_limits(plan: FabricPlan) -> list[Problem]:
         sku = _tier_sku(plan, name, tier, problems)
         if sku is not None:
             skus[name] = sku
-    seen_qos: set[tuple[str | int, ...]] = set()
     for switch in plan.switches:
-        if switch.os != "sonic":
-            continue
-        sku = skus.get(switch.tier)
+        sku = skus.get(switch.tier) if switch.os == "sonic" else None
         if sku is not None:
             problems.extend(_ports(plan, switch, sku))
-        if switch.qos_path not in seen_qos:
-            seen_qos.add(switch.qos_path)
-            problems.extend(_watchdog(plan, switch))
     return problems
 
 
@@ -124,8 +121,12 @@ def _ports(plan: FabricPlan, switch: Switch, sku: Sku) -> list[Problem]:
     return problems
 
 
-def _watchdog(plan: FabricPlan, switch: Switch) -> list[Problem]:
-    """Timers SONiC rejects, at the spec line that set them."""
+def check_watchdog(plan: FabricPlan, switch: Switch) -> list[Problem]:
+    """Timers SONiC rejects, at the spec line that set them.
+
+    Checked when the file is rendered, not among the limits: lint rule FG115
+    reports the same ranges on a spec that validates, and must still see it.
+    """
     wd = switch.qos.watchdog
     if not wd.enabled or not switch.qos.lossless_priorities:
         return []

@@ -97,6 +97,10 @@ class Sku:
     def port(self, name: str) -> SkuPort | None:
         return _port_index(self).get(name)
 
+    def port_named(self, spelling: str) -> str | None:
+        """The port an LLDP peer or an operator calls ``spelling``: its name or alias, any case."""
+        return _spellings(self).get(spelling.lower())
+
     def headroom(self, speed_mbps: int, cable_m: int) -> Headroom | None:
         for speed, cable, row in self.pg_lookup:
             if speed == speed_mbps and cable == cable_m:
@@ -121,6 +125,13 @@ def breakout_speeds(mode: str) -> tuple[int, int, frozenset[int]]:
 @cache
 def _port_index(sku: Sku) -> dict[str, SkuPort]:
     return {p.name: p for p in sku.ports}
+
+
+@cache
+def _spellings(sku: Sku) -> dict[str, str]:
+    table = {p.alias.lower(): p.name for p in sku.ports}
+    table.update({p.name.lower(): p.name for p in sku.ports})
+    return table
 
 
 @cache
