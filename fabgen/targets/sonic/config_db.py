@@ -144,14 +144,17 @@ def config_db_text(plan: FabricPlan, switch: Switch) -> str:
 
 
 def _device_metadata(switch: Switch, buffers: SwitchBuffers) -> dict[str, Any]:
-    return {"localhost": {
+    entry = {
         "hostname": switch.name,
         "hwsku": buffers.sku.name,
         "platform": buffers.sku.platform,
         "type": _DEVICE_TYPE[switch.tier],
         "buffer_model": buffers.model,
         "default_pfcwd_status": "disable",
-    }}
+    }
+    if buffers.sku.create_only_config_db_buffers:  # what the SKU's first boot merges in
+        entry["create_only_config_db_buffers"] = "true"
+    return {"localhost": entry}
 
 
 def _ports(switch: Switch) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Run by :func:`fabgen.pipeline.plan_fabric` through the target's ``limits``, so
 
 * a hwsku fabgen does not know (SONiC's swss and syncd would not start: they
   mount ``/usr/share/sonic/device/$PLATFORM/$HWSKU``), with a did-you-mean;
+* a tier ``asic`` other than the SKU's platform's (buffermgrd uses the platform's ASIC_TABLE);
 * a tier speed no port of the SKU runs at, or more ports than the SKU has;
 * a port name (from ``fabric.cabling``) that is not one of the SKU's ports;
 * a cable longer than the traditional buffer model's lookup table covers, or a
@@ -20,6 +21,7 @@ from __future__ import annotations
 from fabgen.errors import Problem
 from fabgen.plan.model import FabricPlan, Switch, TierName
 from fabgen.source import DataPath, spec_problem
+from fabgen.spec.buffers import asic_key
 from fabgen.spec.fabric import Tier
 from fabgen.targets.sonic.sku import (
     SKUS,
@@ -72,6 +74,10 @@ def _tier_sku(plan: FabricPlan, name: TierName, tier: Tier, problems: list[Probl
         problems.append(spec_problem(plan.source, f"{name} tier: SONiC has no hwsku {hwsku!r} that fabgen knows"
                                      f"{sku_hint(hwsku)} (set fabric.tiers.{name}.hwsku)", where))
         return None
+    if tier.asic is not None and asic_key(tier.asic) not in (sku.asic, ""):
+        problems.append(spec_problem(plan.source, f"{name} tier: {hwsku} is a {sku.asic} platform ({sku.platform}); "
+                                     f"buffermgrd computes headroom with its ASIC_TABLE, not {tier.asic}'s",
+                                     (*base, "asic")))
     ports = fabric_ports(sku, tier.speed)
     if not ports:
         problems.append(spec_problem(plan.source, f"{name} tier: no port of {hwsku} runs at {tier.speed}G",

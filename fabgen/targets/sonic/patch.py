@@ -15,7 +15,8 @@ What fabgen owns, and so what the patch may add, replace or remove:
   ``PORT_QOS_MAP``, ``QUEUE``, ``BUFFER_PG``, ``BUFFER_QUEUE``, the profile
   lists, ``PFC_WD``, ``INTERFACE``): replaced by fabgen's, and removed when
   fabgen writes no such entry (SONiC's ``Ethernet0|3-4`` PG beside fabgen's
-  ``Ethernet0|3``). Entries of other ports are kept;
+  ``Ethernet0|3``; every ``PFC_WD`` entry of its ports when the watchdog is
+  off). Entries of other ports are kept;
 * **named objects fabgen writes** (maps, schedulers, WRED and buffer profiles,
   pools, ``LOSSLESS_TRAFFIC_PATTERN|AZURE`` ...): replaced whole. Objects of other
   names (SONiC's ``AZURE`` maps) are kept: other ports may still use them;
@@ -89,6 +90,10 @@ def desired_config(base: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str
     _check_same_switch(base, ours)
     result: dict[str, Any] = {t: {k: dict(v) for k, v in entries.items()} for t, entries in base.items()}
     ports = set(ours.get("PORT", {}))
+    for table in sorted(PORT_TABLES - set(ours)):  # e.g. no PFC_WD with the watchdog off: none on fabgen's ports
+        current = result.get(table, {})
+        for key in [k for k in current if k.split("|", 1)[0] in ports]:
+            del current[key]
     for table, entries in ours.items():
         current = result.setdefault(table, {})
         if table in FIELD_TABLES:

@@ -87,6 +87,8 @@ class Sku:
     """For leaf routers (fabgen's spines and super-spines; the SN5600 ships no t2 file)."""
     pg_lookup: tuple[tuple[int, int, Headroom], ...]
     """(speed Mb/s, cable m, headroom) of the traditional buffer model, in file order."""
+    create_only_config_db_buffers: bool = False
+    """The SKU's ``create_only_config_db_buffers.json``: orchagent creates only the buffers CONFIG_DB names."""
 
     @property
     def model_number(self) -> int:
@@ -212,7 +214,7 @@ _SN5600_T1 = Pools(ingress_lossless=52_161_690, ingress_lossy=52_161_690, egress
 
 
 def _sn5600(name: str, ports: tuple[SkuPort, ...]) -> Sku:
-    return Sku(name, _SN5600_PLATFORM, "spectrum4", ports, _SN5600_T0, _SN5600_T1, _SN5600_LOOKUP)
+    return Sku(name, _SN5600_PLATFORM, "spectrum4", ports, _SN5600_T0, _SN5600_T1, _SN5600_LOOKUP, True)
 
 
 SKUS: dict[str, Sku] = {

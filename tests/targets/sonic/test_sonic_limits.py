@@ -43,6 +43,15 @@ def test_model_without_hwsku_takes_its_default_sku() -> None:
     assert any("no hwsku 'Z9664F'" in m and "(at fabric.tiers.leaf.model)" in m for m in _refusals(unknown_model))
 
 
+def test_asic_must_be_the_platforms() -> None:
+    def spectrum2(data: dict[str, Any]) -> None:
+        data["fabric"]["tiers"]["leaf"]["asic"] = "spectrum2"
+        data["fabric"]["tiers"]["spine"]["asic"] = "Spectrum-4"  # the SKU's, spelled otherwise: fine
+
+    (message,) = _refusals(spectrum2)
+    assert "Mellanox-SN5600-O128 is a spectrum4 platform" in message and "(at fabric.tiers.leaf.asic)" in message
+
+
 def test_more_ports_or_a_speed_the_sku_lacks() -> None:
     def big(data: dict[str, Any]) -> None:
         data["fabric"]["tiers"]["leaf"]["ports"] = 130

@@ -145,3 +145,21 @@ def test_cli_writes_the_patch(pod: FabricPlan, tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{")
     code, _, err = run_cli("sonic-patch", str(tmp_path / "ours.json"), "--base", str(tmp_path / "bad.json"))
     assert code == 2 and "bad.json:1:2: invalid JSON" in err
+
+
+def test_watchdog_off_removes_the_ports_watchdog_entries() -> None:
+    from tests.helpers import edited
+
+    def off(data: dict[str, Any]) -> None:
+        data["qos"]["pfc"]["watchdog"]["enabled"] = False
+
+    fabric = plan_fabric(load_spec(edited(off, "sonic-pod")))
+    ours = config_db(fabric, fabric.switches[0])
+    assert "PFC_WD" not in ours
+    base = _base(ours)
+    # What `pfcwd start_default` leaves on every port when default_pfcwd_status is enable.
+    base["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": "200"}, **{
+        p: {"action": "drop", "detection_time": "200", "restoration_time": "200"} for p in ("Ethernet0", "Ethernet500")}}
+    result = jsonpatch.apply_patch(copy.deepcopy(base), gcu_patch(base, ours))
+    assert "Ethernet0" not in result["PFC_WD"]  # fabgen's port: off, as the spec says
+    assert "Ethernet500" in result["PFC_WD"] and "GLOBAL" in result["PFC_WD"]  # not fabgen's

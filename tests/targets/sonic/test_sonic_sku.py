@@ -97,6 +97,15 @@ def test_pools_equal_buffers_defaults(name: str, topo: str) -> None:
     }
 
 
+@pytest.mark.parametrize("name", sorted(SKUS))
+def test_create_only_config_db_buffers_is_the_skus(name: str) -> None:
+    sku = SKUS[name]
+    path = _sku_dir(sku) / "create_only_config_db_buffers.json"
+    shipped = path.exists() and json.loads(path.read_text())["DEVICE_METADATA"]["localhost"].get(
+        "create_only_config_db_buffers") == "true"
+    assert sku.create_only_config_db_buffers == shipped
+
+
 def test_asic_is_the_platforms_in_asic_table() -> None:
     text = require_reference("sonic-device", "templates", "asic_table.j2").read_text()
     for sku in SKUS.values():
