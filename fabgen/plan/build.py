@@ -20,7 +20,7 @@ from fabgen.plan.nic import firmware_intents
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
 from fabgen.plan.ports import port_lanes, port_name, port_index
-from fabgen.plan.qos import qos_intent
+from fabgen.plan.qos import ROLES, qos_intent
 from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
@@ -77,7 +77,8 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                for c in spec.fabric.cabling if c.length is not None for end in (c.a, c.b)}
     links = _address(raw, spec.fabric.addressing.p2p, doc, lengths)
 
-    default_qos = qos_intent(spec.qos)
+    roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
+    default_qos = qos_intent(spec.qos, roles)
     switches = _switches(spec, switch_slots, links, default_qos, doc)
     mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
     switches = tuple(
@@ -255,6 +256,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         if mine is not None:
             mine.append((link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down", link))
     qos_cache: dict[int, QosIntent] = {}
+    roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
     loop_base = int(spec.fabric.addressing.loopbacks.network_address) + 1
@@ -270,7 +272,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         qos, qos_path = default_qos, ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
-                qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
+                qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         entries = []

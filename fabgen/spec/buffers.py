@@ -30,7 +30,7 @@ DynamicTh = Annotated[int, Field(ge=-8, le=7)]
 
 
 class SonicBuffers(SpecModel):
-    """Buffer constants of one switch ASIC, as SONiC's dynamic headroom model uses them."""
+    """A SONiC tier's buffers: the buffer model, the ASIC's headroom constants, and pool sizes over the SKU's."""
 
     cell_size: Annotated[int, Field(ge=16, le=1024)] = 192
     """Bytes per buffer cell (Spectrum 96, Spectrum-2/3 144, Spectrum-4/5 192, Spectrum-6 256)."""

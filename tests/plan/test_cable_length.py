@@ -54,3 +54,11 @@ def test_switch_override_policy_sets_its_own_lengths() -> None:
     fabric = plan_fabric(load_spec(edited(override, "sonic-pod")))
     assert {p.cable_m for p in fabric.switch("spine-01").ports} == {100}
     assert {p.cable_m for p in fabric.switch("leaf-r0-p00-01").ports if p.direction == "up"} == {40}
+
+
+def test_longest_is_over_the_roles_the_fabric_has() -> None:
+    def short(data: dict[str, Any]) -> None:
+        data["qos"]["cable_length"] = {"host_leaf": "2m", "leaf_spine": "3m"}  # spine_super_spine: default 5 m
+
+    fabric = plan_fabric(load_spec(edited(short, "sonic-pod")))  # 2 tiers: no spine-super-spine link
+    assert fabric.qos.cable_length_m == 3

@@ -236,7 +236,13 @@ def _sonic_plans() -> list[FabricPlan]:
         for tier in ("leaf", "spine"):
             data["fabric"]["tiers"][tier]["buffers"] = {"model": "traditional"}
 
-    return [plan_fabric(load_spec(example("sonic-pod"))), plan_fabric(load_spec(edited(traditional, "sonic-pod")))]
+    def acs(data: dict[str, Any]) -> None:  # ACS-SN5600: 400G on 8-lane cages (xon doubled, one more MTU)
+        for tier in ("leaf", "spine"):
+            del data["fabric"]["tiers"][tier]["hwsku"]
+            data["fabric"]["tiers"][tier]["ports"] = 64
+
+    return [plan_fabric(load_spec(example("sonic-pod"))), plan_fabric(load_spec(edited(traditional, "sonic-pod"))),
+            plan_fabric(load_spec(edited(acs, "sonic-pod")))]
 
 
 def test_every_port_fabgen_plans_gets_the_lua_headroom(script: Lua) -> None:
@@ -257,7 +263,7 @@ def test_every_port_fabgen_plans_gets_the_lua_headroom(script: Lua) -> None:
                                       int(row["mtu"]), lanes)
                 assert headroom == lua, (switch.name, port)
                 checked += 1
-    assert checked > 100
+    assert checked > 150
 
 
 def _port(switch: Any, name: str) -> Any:
