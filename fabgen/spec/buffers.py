@@ -11,7 +11,11 @@ Every headroom field has a default (NVIDIA Spectrum-4); pool sizes default to
 the SKU's (:mod:`fabgen.targets.sonic.sku`). ``Tier.asic`` (else the SKU's
 platform) picks a preset from :data:`ASIC_PRESETS`; ``Tier.buffers`` overrides
 single fields on top of it (only the fields written in the spec). The formula
-that uses them is in :mod:`fabgen.targets.sonic.buffers`.
+that uses them is in :mod:`fabgen.targets.sonic.buffers`. On a SKU fabgen
+knows, the ASIC constants are the platform's (buffermgrd reads its ASIC_TABLE),
+so the spec may not set them; what it may set is what CONFIG_DB carries: the
+buffer model, the lossless traffic pattern, the shared headroom pool, the
+default lossless ``dynamic_th`` and pool sizes.
 """
 
 from __future__ import annotations

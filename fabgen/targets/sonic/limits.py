@@ -5,7 +5,8 @@ Run by :func:`fabgen.pipeline.plan_fabric` through the target's ``limits``, so
 
 * a hwsku fabgen does not know (SONiC's swss and syncd would not start: they
   mount ``/usr/share/sonic/device/$PLATFORM/$HWSKU``), with a did-you-mean;
-* a tier ``asic`` other than the SKU's platform's (buffermgrd uses the platform's ASIC_TABLE);
+* a tier ``asic`` other than the SKU's platform's, or ASIC constants in ``buffers``
+  (buffermgrd uses the platform's ASIC_TABLE; nothing fabgen writes can change them);
 * a tier speed no port of the SKU runs at, or more ports than the SKU has;
 * a port name (from ``fabric.cabling``) that is not one of the SKU's ports;
 * a cable longer than the traditional buffer model's lookup table covers, or a
@@ -41,6 +42,9 @@ POLL_MS = (100, 1000)
 """SONiC's PFC watchdog ranges (sonic-pfcwd.yang)."""
 
 _TIERS: tuple[TierName, ...] = ("leaf", "spine", "super_spine")
+PLATFORM_FIELDS = frozenset({"cell_size", "pipeline_latency_kb", "mac_phy_delay_kb", "peer_response_time_kb",
+                             "gearbox_delay_ns"})
+"""``tiers.*.buffers`` fields a SONiC switch of a known SKU takes from its platform, never from the spec."""
 
 
 def tier_of(plan: FabricPlan, name: TierName) -> Tier | None:
@@ -91,6 +95,10 @@ def _tier_sku(plan: FabricPlan, name: TierName, tier: Tier, problems: list[Probl
         problems.append(spec_problem(plan.source, f"{name} tier: {hwsku} has {len(ports)} ports at "
                                      f"{tier.speed}G, not {tier.ports}", (*base, "ports")))
     buffers = tier.buffers
+    for field in sorted(PLATFORM_FIELDS & (buffers.model_fields_set if buffers is not None else set())):
+        problems.append(spec_problem(plan.source, f"{name} tier: SONiC takes {field} from {sku.platform}'s "
+                                     "ASIC_TABLE (asic_table.j2) and gearbox config, not from CONFIG_DB; fabgen "
+                                     "cannot set it, remove it", (*base, "buffers", field)))
     if buffers is not None and buffers.model == "traditional" and buffers.shared_headroom_pool:
         problems.append(spec_problem(plan.source, f"{name} tier: the traditional buffer model takes headroom "
                                      f"from {hwsku}'s pg_profile_lookup.ini, which reserves full xoff per PG; "

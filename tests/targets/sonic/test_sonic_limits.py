@@ -52,6 +52,15 @@ def test_asic_must_be_the_platforms() -> None:
     assert "Mellanox-SN5600-O128 is a spectrum4 platform" in message and "(at fabric.tiers.leaf.asic)" in message
 
 
+def test_asic_constants_are_the_platforms() -> None:
+    def cells(data: dict[str, Any]) -> None:
+        data["fabric"]["tiers"]["spine"]["buffers"]["cell_size"] = 144
+
+    (message,) = _refusals(cells)
+    assert "takes cell_size from x86_64-nvidia_sn5600-r0's ASIC_TABLE" in message
+    assert message.endswith("(at fabric.tiers.spine.buffers.cell_size)")
+
+
 def test_more_ports_or_a_speed_the_sku_lacks() -> None:
     def big(data: dict[str, Any]) -> None:
         data["fabric"]["tiers"]["leaf"]["ports"] = 130
