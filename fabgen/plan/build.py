@@ -278,13 +278,14 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         entries = []
         os_name, speed = tier.os, tier.speed
         sku = skus[slot.tier]
+        role_length = dict(qos.cable_by_role)
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
             index = port_index(os_name, my_port, speed, sku.width)
             entries.append(SwitchPort(
                 my_port, index, port_lanes(os_name, index, speed, sku.width) if index else (), link.speed,
                 direction,  # type: ignore[arg-type]
                 peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
-                link.rail, f"{peer}:{peer_port}", link.length_m or qos.cable_for(link.role),
+                link.rail, f"{peer}:{peer_port}", link.length_m or role_length.get(link.role, qos.cable_length_m),
             ))
         entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
         result.append(Switch(
