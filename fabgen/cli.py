@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[..., None]]:
     """Command groups that live beside their subsystem (lint, ansible, ...)."""
     registers: list[Callable[..., None]] = []
-    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands"):
+    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands",
+                   "fabgen.targets.sonic.commands"):
         try:
             imported = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:

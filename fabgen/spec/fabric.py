@@ -12,7 +12,7 @@ from fabgen.spec.buffers import SonicBuffers
 from fabgen.spec.common import Description, SpecModel, Token
 from fabgen.spec.qos import QosPolicy
 from fabgen.spec.routing import Routing
-from fabgen.units import Speed
+from fabgen.units import Length, Speed
 
 SwitchOs = Literal["eos", "sonic", "cumulus"]
 Endpoint = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9_./-]{0,30}$")]
@@ -33,6 +33,15 @@ class Tier(SpecModel):
     """ASIC family (e.g. ``td4``, ``spectrum4``): selects buffer constants where an OS needs them."""
     buffers: SonicBuffers | None = None
     """SONiC buffer constants (headroom, pools), overriding those of ``asic`` field by field."""
+    hwsku: Token | None = None
+    """SONiC SKU (``ACS-SN5600``, ``Mellanox-SN5600-O128``): the port layout, pools and headroom table.
+    Default: the model's default SKU (``SN5600`` -> ``ACS-SN5600``), else ``model`` itself."""
+
+    @model_validator(mode="after")
+    def _hwsku_is_sonic(self) -> Tier:
+        if self.hwsku is not None and self.os != "sonic":
+            raise ValueError(f"hwsku names a SONiC SKU; this tier runs {self.os}")
+        return self
 
 
 class Tiers(SpecModel):
@@ -71,6 +80,8 @@ class Cable(SpecModel):
     a: Endpoint
     b: Endpoint
     description: Description = ""
+    length: Annotated[Length, Field(ge=1, le=40_000)] | None = None
+    """This cable's length (metres): sizes the PFC headroom of both ends instead of ``qos.cable_length``."""
 
     @model_validator(mode="after")
     def _distinct(self) -> Cable:

@@ -85,7 +85,7 @@ def analyse(ctx: LintContext) -> WiringReport | None:
         if end in backend or end in by_end:
             return True
         switch = switches.get(device)
-        return switch is not None and port_index(switch.os, port, switch.speed) > 0
+        return switch is not None and port_index(switch.os, port, switch.speed, switch.port_width) > 0
 
     seen: set[frozenset[End]] = set()
     odd: list[ObservedLink] = []
