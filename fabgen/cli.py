@@ -41,8 +41,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from fabgen.pipeline import load_spec, plan_fabric
     from fabgen.plan.summary import summary, summary_table
 
+    if args.detail and args.format != "json":
+        raise FabgenError([Problem("--detail needs --format json", file="fabgen")])
     fabric = plan_fabric(load_spec(Path(args.spec)))
-    if args.format == "json":
+    if args.detail:
+        from fabgen.plan.detail import write_detail
+
+        write_detail(fabric, sys.stdout)
+    elif args.format == "json":
         print(json.dumps(summary(fabric), indent=2, sort_keys=True))
     else:
         print(summary_table(fabric), end="")
@@ -135,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("plan", _cmd_plan, "summarise the planned fabric: hosts, GPUs, pods, switches and links per tier")
     p.add_argument("spec")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--detail", action="store_true",
+                   help="with --format json: every device, port, peer and address (and BGP), streamed")
 
     p = command("schema", _cmd_schema, "print the JSON Schema of the spec (for YAML language servers)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
