@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[..., None]]:
     """Command groups that live beside their subsystem (lint, ansible, ...)."""
     registers: list[Callable[..., None]] = []
-    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands"):
+    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands", "fabgen.exports_commands"):
         try:
             imported = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:
