@@ -72,12 +72,16 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     if args.templates and not Path(args.templates).is_dir():  # a typo must not fall back to the shipped templates
         raise FabgenError([Problem("--templates: no such directory", file=args.templates)])
-    spec = load_spec(Path(args.spec))
-    result = generate(
-        spec, Path(args.output), targets=args.only or None, devices=args.device or None,
-        templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
-        jobs=args.jobs,
-    )
+    from fabgen.progress import reporting, stage
+
+    with reporting(quiet=args.quiet):
+        stage("loading the spec")
+        spec = load_spec(Path(args.spec))
+        result = generate(
+            spec, Path(args.output), targets=args.only or None, devices=args.device or None,
+            templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
+            jobs=args.jobs,
+        )
     if isinstance(result, Drift):
         for path in result.added:
             print(f"added: {path}")

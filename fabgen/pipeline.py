@@ -79,8 +79,13 @@ def generate(
     from fabgen.targets.registry import device_matches, select_targets
     from fabgen.targets.render import render_files
 
+    from fabgen.progress import stage
+
+    stage("planning")
     fabric = plan_fabric(spec)
+    stage(f"rendering {len(fabric.switches):,} switches, {len(fabric.hosts):,} hosts")
     files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
+    stage(f"{'comparing' if check else 'writing'} {len(files):,} files")
     chosen = {t.name for t in select_targets(targets)}
 
     def in_scope(owner: tuple[str, str]) -> bool:
