@@ -20,10 +20,13 @@ from fabgen.plan import FabricPlan
 from fabgen.targets import cabling
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
+from fabgen.targets.k8s import labels as k8s_labels
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl import topo as nccl_topo
+from fabgen.targets.netbox import files as netbox
 from fabgen.targets.nvue import config as nvue
+from fabgen.targets.slurm import topology as slurm
 from fabgen.targets.sonic import config_db as sonic
 
 TARGETS: tuple[Target, ...] = (
@@ -35,6 +38,9 @@ TARGETS: tuple[Target, ...] = (
     nvue.TARGET,
     mlx5.TARGET,
     mlx5.FIRMWARE_TARGET,
+    slurm.TARGET,
+    k8s_labels.TARGET,
+    netbox.TARGET,
 )
 
 
