@@ -20,6 +20,7 @@ from fabgen.plan import FabricPlan
 from fabgen.targets import cabling
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
+from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl import topo as nccl_topo
@@ -35,6 +36,7 @@ TARGETS: tuple[Target, ...] = (
     nvue.TARGET,
     mlx5.TARGET,
     mlx5.FIRMWARE_TARGET,
+    hostnet.TARGET,
 )
 
 
