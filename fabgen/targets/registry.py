@@ -20,6 +20,7 @@ from fabgen.plan import FabricPlan
 from fabgen.targets import cabling
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
+from fabgen.targets.hostnet import boot as hostboot
 from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
@@ -37,6 +38,7 @@ TARGETS: tuple[Target, ...] = (
     mlx5.TARGET,
     mlx5.FIRMWARE_TARGET,
     hostnet.TARGET,
+    hostboot.TARGET,
 )
 
 
