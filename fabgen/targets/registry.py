@@ -17,7 +17,7 @@ from typing import Any
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
-from fabgen.targets import cabling
+from fabgen.targets import cabling, install
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
 from fabgen.targets.hostnet import boot as hostboot
@@ -39,6 +39,8 @@ TARGETS: tuple[Target, ...] = (
     mlx5.FIRMWARE_TARGET,
     hostnet.TARGET,
     hostboot.TARGET,
+    install.HOST_TARGET,
+    install.SWITCH_TARGET,
 )
 
 
