@@ -55,6 +55,17 @@ def _files(name: str) -> dict[str, str]:
     return render_fabric(_plan(name), targets=["host-net"])
 
 
+@cache
+def _variant(name: str, config: str) -> tuple[FabricPlan, dict[str, str]]:
+    """The example with every profile on ``config``: each example is tested in both variants."""
+    def choose(data: dict[str, Any]) -> None:
+        for profile in data["host_profiles"].values():
+            profile["backend_network"] = {**profile.get("backend_network", {}), "config": config}
+
+    plan = plan_fabric(load_spec(edited(choose, name)))
+    return plan, render_fabric(plan, targets=["host-net"])
+
+
 def _sample(plan: FabricPlan) -> list[Host]:
     if len(plan.hosts) <= 64:
         return list(plan.hosts)
@@ -77,7 +88,7 @@ def _units(path: Path) -> list[tuple[str, dict[str, str]]]:
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_real_netplan_accepts_every_host_file(name: str, tmp_path: Path) -> None:
     netplan = require_tool("netplan")
-    plan, files = _plan(name), _files(name)
+    plan, files = _variant(name, "netplan")
     for host in _sample(plan):
         assert host.network is not None
         root = tmp_path / host.name
@@ -108,7 +119,7 @@ def test_real_netplan_accepts_every_host_file(name: str, tmp_path: Path) -> None
 def test_real_netplan_rejects_what_our_check_rejects(tmp_path: Path) -> None:
     """The tool test can fail: a route without a gateway or scope is refused by netplan too."""
     netplan = require_tool("netplan")
-    text = _files("lab")["hosts/lab01/netplan.yaml"].replace("          scope: link\n", "", 1)
+    text = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"].replace("          scope: link\n", "", 1)
     assert netplan_problems(text)
     (tmp_path / "etc" / "netplan").mkdir(parents=True)
     target = tmp_path / "etc" / "netplan" / "60-fabgen-backend.yaml"
@@ -120,10 +131,7 @@ def test_real_netplan_rejects_what_our_check_rejects(tmp_path: Path) -> None:
 
 
 def _networkmanager(name: str = "lab") -> tuple[FabricPlan, dict[str, str]]:
-    text = edited(lambda d: next(iter(d["host_profiles"].values())).__setitem__(
-        "backend_network", {"config": "networkmanager"}), name)
-    plan = plan_fabric(load_spec(text))
-    return plan, render_fabric(plan, targets=["host-net"])
+    return _variant(name, "networkmanager")
 
 
 NM_DEFAULTS_OMITTED = {("connection", "autoconnect", "true")}
@@ -216,7 +224,7 @@ def test_sysctl_key_for_a_dotted_netdev() -> None:
 
 
 def test_strict_readers_refuse_what_a_consumer_would_misread() -> None:
-    good = _files("lab")["hosts/lab01/netplan.yaml"]
+    good = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"]
     assert netplan_problems(good) == []
     assert netplan_problems(good.replace("dhcp4: false", "dhcp4: true", 1))
     assert netplan_problems(good.replace("  version: 2\n", "  version: 2\n  renderer: networkd\n"))
