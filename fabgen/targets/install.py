@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+
 from fabgen.errors import Problem
 from fabgen.plan.host_intents import topology_file_path
 from fabgen.plan.model import FabricPlan, Host, Switch

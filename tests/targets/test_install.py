@@ -58,8 +58,8 @@ def test_networkmanager_hosts_list_each_keyfile_and_the_topology_file() -> None:
     '{"files": [{"source": "hosts/a/b", "dest": "etc/x", "mode": "0644", "then": ""}]}',
     '{"files": [{"source": "hosts/a/b", "dest": "/etc/../x", "mode": "0644", "then": ""}]}',
     '{"files": [{"source": "hosts/a/b", "dest": "/etc/x", "mode": "4755", "then": ""}]}',
-    '{"files": [{"source": "hosts/a/b", "dest": "/etc/x", "mode": "0644", "then": ""},'
-    ' {"source": "hosts/a/c", "dest": "/etc/x", "mode": "0644", "then": ""}]}',
+    ('{"files": [{"source": "hosts/a/b", "dest": "/etc/x", "mode": "0644", "then": ""},'
+     ' {"source": "hosts/a/c", "dest": "/etc/x", "mode": "0644", "then": ""}]}'),
 ])
 def test_check_refuses_unsafe_entries(bad: str) -> None:
     assert check_install_map("x.json", bad)
