@@ -17,10 +17,12 @@ from typing import Any
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
-from fabgen.targets import cabling
+from fabgen.targets import cabling, install
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
 from fabgen.targets.k8s import labels as k8s_labels
+from fabgen.targets.hostnet import boot as hostboot
+from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl import topo as nccl_topo
@@ -41,6 +43,10 @@ TARGETS: tuple[Target, ...] = (
     slurm.TARGET,
     k8s_labels.TARGET,
     netbox.TARGET,
+    hostnet.TARGET,
+    hostboot.TARGET,
+    install.HOST_TARGET,
+    install.SWITCH_TARGET,
 )
 
 
