@@ -242,6 +242,11 @@ class Outcome:
     def changed(self) -> bool:
         return bool(self.changes)
 
+    @property
+    def changed_files(self) -> list[str]:
+        """Relative paths of the files that differ, sorted (as :attr:`files` is)."""
+        return [change[0] for change in self.changes]
+
 
 def render_to(
     spec: Any,

@@ -62,7 +62,7 @@ class ActionModule(ActionBase):
             dest=dest,
             device=device,
             files=outcome.files,
-            changed_files=[rel for rel, _, _ in outcome.changes],
+            changed_files=outcome.changed_files,
         )
         if self._task.diff and outcome.changed:
             result["diff"] = [
