@@ -224,9 +224,10 @@ def _finding_dict(finding: Any) -> dict[str, Any]:
         data = {k: v for k, v in vars(finding).items() if not k.startswith("_")}
     if not isinstance(data, dict):
         data = {"value": data}
-    if "text" not in data and type(finding).__str__ is not object.__str__:
-        data["text"] = str(finding)
-    return json.loads(json.dumps(data, default=str, sort_keys=True))
+    if "text" not in data and "__str__" in {k for cls in type(finding).__mro__[:-1] for k in vars(cls)}:
+        data["text"] = str(finding)  # only a str() the class defines says something; object's is an address
+    plain: dict[str, Any] = json.loads(json.dumps(data, default=str, sort_keys=True))
+    return plain
 
 
 @dataclass

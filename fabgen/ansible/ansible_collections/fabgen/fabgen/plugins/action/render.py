@@ -17,10 +17,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ansible.plugins.action import ActionBase
+from ansible.plugins.action import ActionBase  # type: ignore[import-untyped]
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type information
     """Render and write a device's files (see the module docstring)."""
 
     TRANSFERS_FILES = False

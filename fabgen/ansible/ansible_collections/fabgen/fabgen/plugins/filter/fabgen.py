@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ansible.errors import AnsibleFilterError
+from ansible.errors import AnsibleFilterError  # type: ignore[import-untyped]
 
 
 def _core() -> Any:

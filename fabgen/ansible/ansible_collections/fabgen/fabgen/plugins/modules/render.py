@@ -1,4 +1,3 @@
-#!/usr/bin/python
 # Copyright: fabgen contributors
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Documentation of ``fabgen.fabgen.render``; the work is done by ``plugins/action/render.py``.

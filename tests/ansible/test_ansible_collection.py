@@ -3,7 +3,7 @@
 Everything runs the real tools (``ansible-galaxy``, ``ansible-doc``,
 ``ansible-playbook``, ``ansible-test``) on the artifact built from the
 package's collection source and installed into a temporary collections path
-(fixtures from :mod:`tests.test_ansible`).
+(fixtures in ``conftest.py``).
 """
 
 from __future__ import annotations
@@ -20,18 +20,8 @@ from ruamel.yaml import YAML
 
 import fabgen
 from fabgen.ansible import _core, collection_dir
-from tests.helpers import example, run_cli
-from tests.test_ansible import (  # noqa: F401  (fixtures are found by name)
-    BIN,
-    _ansible_env,
-    _play,
-    _task,
-    _tree,
-    collection_artifact,
-    installed_collection,
-)
-
-LAB = example("lab")
+from tests.ansible.support import BIN, LAB, ansible_env, play, task, tree
+from tests.helpers import run_cli
 
 
 def _galaxy_yml() -> dict[str, Any]:
@@ -94,7 +84,7 @@ def test_artifact_holds_the_collection_and_nothing_else(collection_artifact: Pat
 
 
 def _doc(installed: Path, tmp_path: Path, *args: str) -> str:
-    env = _ansible_env(tmp_path, installed)
+    env = ansible_env(tmp_path, installed)
     proc = subprocess.run([str(BIN / "ansible-doc"), *args], capture_output=True, text=True, env=env, timeout=300,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -142,22 +132,22 @@ DATA_PLAY = """
 @pytest.mark.slow
 def test_playbook_with_the_spec_as_data(installed_collection: Path, tmp_path: Path) -> None:
     by_path, by_data = tmp_path / "by-path", tmp_path / "by-data"
-    assert _play(tmp_path, installed_collection, "-e", f"fabgen_out={by_path}", "--limit", "lab01,spine-01")[0] == 0
+    assert play(tmp_path, installed_collection, "-e", f"fabgen_out={by_path}", "--limit", "lab01,spine-01")[0] == 0
     playbook = tmp_path / "data.yml"
     playbook.write_text(DATA_PLAY.format(spec=LAB, out=by_data))
-    code, report, printed = _play(tmp_path, installed_collection, playbook=playbook)
+    code, report, printed = play(tmp_path, installed_collection, playbook=playbook)
     assert code == 0, printed
-    assert all(r["changed"] is True for r in _task(report, "Render from data").values())
-    assert {k: v[0] for k, v in _tree(by_data).items()} == {k: v[0] for k, v in _tree(by_path).items()}
-    facts = _task(report, "Filter from data")["spine-01"]["ansible_facts"]["fabgen_files"]
+    assert all(r["changed"] is True for r in task(report, "Render from data").values())
+    assert {k: v[0] for k, v in tree(by_data).items()} == {k: v[0] for k, v in tree(by_path).items()}
+    facts = task(report, "Filter from data")["spine-01"]["ansible_facts"]["fabgen_files"]
     assert facts == {rel: (by_path / rel).read_text() for rel in facts} and facts
 
     bad = tmp_path / "bad.yaml"
     bad.write_text(LAB.read_text().replace("dscp: [26]", "dscp: [64]"))
     playbook.write_text(DATA_PLAY.format(spec=bad, out=by_data))
-    code, report, printed = _play(tmp_path, installed_collection, "--limit", "lab01", playbook=playbook)
+    code, report, printed = play(tmp_path, installed_collection, "--limit", "lab01", playbook=playbook)
     assert code != 0
-    failed = _task(report, "Render from data")["lab01"]
+    failed = task(report, "Render from data")["lab01"]
     assert failed["status"] == "failed"
     assert failed["msg"].startswith("<inventory>:") and failed["msg"].endswith(
         "Input should be less than or equal to 63 (at qos.classes.roce.dscp[0])")
@@ -181,7 +171,7 @@ def test_ansible_test_sanity_is_clean(installed_collection: Path, tmp_path_facto
     exe = BIN / "ansible-test"
     if not exe.exists():
         pytest.skip("ansible-test is not installed")
-    import ansible.release
+    import ansible.release  # type: ignore[import-untyped]
 
     home = tmp_path_factory.mktemp("ansible-test-home")
     pip_version = _bootstrap_pip_version()

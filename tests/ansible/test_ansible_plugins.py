@@ -1,16 +1,13 @@
 """Ansible: the collection's plugins in process, and the example playbook under a real ``ansible-playbook``.
 
-The playbook runs hermetically and offline: its own ANSIBLE_HOME, local temp
-and config (``examples/ansible/ansible.cfg``), no cows, no retry files, and a
-recording callback so results are read as data. The collection it uses is the
-Galaxy artifact: built with ``ansible-galaxy collection build`` from the
-package's source and installed with ``ansible-galaxy collection install`` into
-a temporary collections path, once per session (:func:`installed_collection`).
+The playbooks use the Galaxy artifact: built with ``ansible-galaxy collection
+build`` from the package's collection source and installed with
+``ansible-galaxy collection install`` into a temporary collections path, once
+per session (``installed_collection`` in ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -23,11 +20,17 @@ import pytest
 
 from fabgen.ansible import _core, collection_dir, collections_path
 from fabgen.errors import FabgenError
-from tests.helpers import ROOT, example, run_cli
-
-LAB = example("lab")
-PLAYBOOK_DIR = ROOT / "examples" / "ansible"
-BIN = Path(sys.executable).parent
+from tests.ansible.support import (
+    BIN,
+    LAB,
+    PLAYBOOK_DIR,
+    ansible_env,
+    inventory_devices,
+    play,
+    task,
+    tree,
+)
+from tests.helpers import run_cli
 
 
 def _bad_spec(tmp_path: Path) -> Path:
@@ -42,17 +45,7 @@ def _edited_spec(tmp_path: Path) -> Path:
     return path
 
 
-def _tree(root: Path) -> dict[str, tuple[str, int]]:
-    return {p.relative_to(root).as_posix(): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 # --- in process: the shared core and the filter plugin ---------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache() -> None:
-    _core.cache_clear()
 
 
 def _filters() -> dict[str, Any]:
@@ -115,7 +108,7 @@ def test_filters_accept_tagged_and_lazy_inputs() -> None:
 
 def test_filter_errors_carry_file_line(tmp_path: Path) -> None:
     filters = _filters()  # skips without ansible
-    from ansible.errors import AnsibleFilterError
+    from ansible.errors import AnsibleFilterError  # type: ignore[import-untyped]
 
     bad = _bad_spec(tmp_path)
     with pytest.raises(AnsibleFilterError,
@@ -171,8 +164,8 @@ def test_render_to_writes_only_changes_and_honours_check(tmp_path: Path) -> None
     outcome = _core.render_to(str(LAB), ["lab01"], dest)
     assert outcome.changed and {rel for rel, _, _ in outcome.changes} == set(outcome.files)
     assert all(before is None for _, before, _ in outcome.changes)
-    stamp = _tree(dest)
-    assert not _core.render_to(str(LAB), ["lab01"], dest).changed and _tree(dest) == stamp
+    stamp = tree(dest)
+    assert not _core.render_to(str(LAB), ["lab01"], dest).changed and tree(dest) == stamp
     changed = _core.render_to(str(_edited_spec(tmp_path)), ["lab01"], dest)
     rels = [rel for rel, _, _ in changed.changes]
     assert "hosts/lab01/nccl.conf" in rels and not any("_profiles" in r for r in rels)
@@ -214,188 +207,53 @@ def test_plugins_import_fabgen_lazily() -> None:
     assert proc.stdout.strip() == "[]"
 
 
-# --- a real ansible-playbook --------------------------------------------------------------------------
-
-
-# ansible-core ships no JSON stdout callback (it moved to ansible.posix, which is not installed offline):
-# a tiny aggregate callback records every result as data, and the default callback still prints for people.
-RECORDER = """
-import json, os
-from ansible.plugins.callback import CallbackBase
-
-
-class CallbackModule(CallbackBase):
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "aggregate"
-    CALLBACK_NAME = "fabgen_record"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.tasks = {}
-
-    def _record(self, result, status):
-        host = getattr(result, "host", None) or result._host
-        task = getattr(result, "task", None) or result._task
-        data = dict(getattr(result, "result", None) or result._result)
-        data["status"] = status
-        self.tasks.setdefault(task.get_name(), {})[host.get_name()] = data
-
-    def v2_runner_on_ok(self, result, **kwargs):
-        self._record(result, "ok")
-
-    def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._record(result, "failed")
-
-    def v2_runner_on_skipped(self, result):
-        self._record(result, "skipped")
-
-    def v2_playbook_on_stats(self, stats):
-        summary = {h: stats.summarize(h) for h in sorted(stats.processed)}
-        with open(os.environ["FABGEN_TEST_RECORD"], "w") as handle:
-            json.dump({"tasks": self.tasks, "stats": summary}, handle, default=str)
-"""
-
-
-def _galaxy(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    exe = BIN / "ansible-galaxy"
-    if not exe.exists():
-        pytest.skip("ansible-galaxy is not installed in this environment (pip install 'fabgen[test]')")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_HOME=str(home), ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8")
-    proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
-@pytest.fixture(scope="session")
-def collection_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``ansible-galaxy collection build`` of the package's collection source: the tarball Galaxy would get."""
-    work = tmp_path_factory.mktemp("galaxy-build")
-    _galaxy("collection", "build", str(collection_dir()), "--output-path", str(work), home=work / "home")
-    (artifact,) = work.glob("fabgen-fabgen-*.tar.gz")
-    return artifact
-
-
-@pytest.fixture(scope="session")
-def installed_collection(collection_artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built artifact installed with ``ansible-galaxy collection install``: a collections path (offline)."""
-    root = tmp_path_factory.mktemp("galaxy-install")
-    _galaxy("collection", "install", str(collection_artifact), "-p", str(root / "collections"), home=root / "home")
-    assert (root / "collections" / "ansible_collections" / "fabgen" / "fabgen" / "MANIFEST.json").is_file()
-    return root / "collections"
-
-
-def _ansible_env(tmp_path: Path, collections: Path, **extra: str) -> dict[str, str]:
-    home = tmp_path / "ansible-home"
-    (home / "tmp").mkdir(parents=True, exist_ok=True)
-    (home / "callbacks").mkdir(exist_ok=True)
-    (home / "callbacks" / "fabgen_record.py").write_text(RECORDER)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(
-        ANSIBLE_CONFIG=str(PLAYBOOK_DIR / "ansible.cfg"),
-        ANSIBLE_HOME=str(home),
-        ANSIBLE_COLLECTIONS_PATH=str(collections),
-        ANSIBLE_LOCAL_TEMP=str(home / "tmp"),
-        ANSIBLE_REMOTE_TEMP=str(home / "tmp"),
-        ANSIBLE_NOCOWS="1",
-        ANSIBLE_RETRY_FILES_ENABLED="0",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_CALLBACK_PLUGINS=str(home / "callbacks"),
-        ANSIBLE_CALLBACKS_ENABLED="fabgen_record",
-        FABGEN_TEST_RECORD=str(home / "record.json"),
-        ANSIBLE_GALAXY_DISABLE_GPG_VERIFY="1",
-        ANSIBLE_DEPRECATION_WARNINGS="0",
-        ANSIBLE_PYTHON_INTERPRETER=sys.executable,
-        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-        LC_ALL="C.UTF-8",
-    )
-    env.update(extra)
-    return env
-
-
-def _play(tmp_path: Path, collections: Path, *args: str, playbook: Path = PLAYBOOK_DIR / "render.yml",
-          **env: str) -> tuple[int, dict[str, Any], str]:
-    """Run ansible-playbook with the collection found on ``collections``; (exit code, recorded results, output)."""
-    exe = BIN / "ansible-playbook"
-    if not exe.exists():
-        pytest.skip("ansible-playbook is not installed in this environment (pip install 'fabgen[test]')")
-    environ = _ansible_env(tmp_path, collections, **env)
-    record = Path(environ["FABGEN_TEST_RECORD"])
-    record.unlink(missing_ok=True)
-    proc = subprocess.run([str(exe), str(playbook), *args], capture_output=True, text=True,
-                          cwd=PLAYBOOK_DIR, env=environ, timeout=600, check=False)
-    if not record.is_file():
-        pytest.fail(f"ansible-playbook recorded nothing (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc.returncode, json.loads(record.read_text()), proc.stdout + proc.stderr
-
-
-def _task(report: dict[str, Any], name_start: str) -> dict[str, Any]:
-    for name, hosts in report["tasks"].items():
-        if name.startswith(name_start):
-            return hosts  # type: ignore[no-any-return]
-    raise AssertionError(f"no task {name_start!r} in {sorted(report['tasks'])}")
-
-
-def _inventory_devices() -> list[str]:
-    code, stdout, _ = run_cli("inventory", str(LAB))
-    assert code == 0
-    import yaml  # ansible's own dependency
-
-    data = yaml.safe_load(stdout)
-    names = list(data["all"]["children"]["hosts"]["hosts"])
-    for tier in data["all"]["children"]["switches"]["children"].values():
-        names += list(tier["hosts"])
-    return names
-
-
 @pytest.mark.slow
 def test_playbook_renders_everything_then_reports_no_change(tmp_path: Path, installed_collection: Path) -> None:
     out = tmp_path / "out"
-    code, report, stderr = _play(tmp_path, installed_collection, "-e", f"fabgen_out={out}")
+    code, report, stderr = play(tmp_path, installed_collection, "-e", f"fabgen_out={out}")
     assert code == 0, (report, stderr)
-    devices = _inventory_devices()
-    render = _task(report, "Write this device's files")
+    devices = inventory_devices()
+    render = task(report, "Write this device's files")
     assert sorted(render) == sorted(devices)
     assert all(r["changed"] is True and r["status"] == "ok" for r in render.values())
     stats = report["stats"]
     assert all(stats[d]["failures"] == 0 and stats[d]["changed"] == 1 for d in devices)
     # The filters ran in the same play, on hosts and switches.
-    assert _task(report, "Look at a host's files")["lab01"]["ansible_facts"]["fabgen_files"]
-    assert _task(report, "Look at a switch's configuration")["spine-01"]["ansible_facts"]["fabgen_files"]
+    assert task(report, "Look at a host's files")["lab01"]["ansible_facts"]["fabgen_files"]
+    assert task(report, "Look at a switch's configuration")["spine-01"]["ansible_facts"]["fabgen_files"]
 
     # Byte for byte what `fabgen generate` writes, less the cluster-wide files (no device owns them).
     reference = tmp_path / "reference"
     assert run_cli("generate", str(LAB), "-o", str(reference))[0] == 0
     manifest = json.loads((reference / "manifest.json").read_text())["files"]
     expected = {rel for rel, e in manifest.items() if e["device"]}
-    first = _tree(out)
+    first = tree(out)
     assert set(first) == expected
     assert all((reference / rel).read_bytes() == (out / rel).read_bytes() for rel in expected)
 
-    code, report, stderr = _play(tmp_path, installed_collection, "-e", f"fabgen_out={out}")
+    code, report, stderr = play(tmp_path, installed_collection, "-e", f"fabgen_out={out}")
     assert code == 0, (report, stderr)
     assert all(report["stats"][d]["changed"] == 0 and report["stats"][d]["ok"] >= 1 for d in devices)
-    assert all(r["changed"] is False for r in _task(report, "Write this device's files").values())
-    assert _tree(out) == first  # nothing rewritten: same bytes, same mtimes
+    assert all(r["changed"] is False for r in task(report, "Write this device's files").values())
+    assert tree(out) == first  # nothing rewritten: same bytes, same mtimes
 
 
 @pytest.mark.slow
 def test_playbook_check_and_diff_mode_report_without_writing(tmp_path: Path, installed_collection: Path) -> None:
     out = tmp_path / "out"
-    assert _play(tmp_path, installed_collection, "-e", f"fabgen_out={out}", "--limit", "lab01,spine-01")[0] == 0
-    before = _tree(out)
+    assert play(tmp_path, installed_collection, "-e", f"fabgen_out={out}", "--limit", "lab01,spine-01")[0] == 0
+    before = tree(out)
     spec = _edited_spec(tmp_path)
-    code, report, stderr = _play(tmp_path, installed_collection, "-e", f"fabgen_out={out}", "-e", f"fabgen_spec={spec}",
+    code, report, stderr = play(tmp_path, installed_collection, "-e", f"fabgen_out={out}", "-e", f"fabgen_spec={spec}",
                                  "--limit", "lab01,spine-01", "--check", "--diff")
     assert code == 0, (report, stderr)
-    render = _task(report, "Write this device's files")
+    render = task(report, "Write this device's files")
     assert render["lab01"]["changed"] is True and render["spine-01"]["changed"] is False
     diffs = {d["after_header"]: d for d in render["lab01"]["diff"]}
     conf = diffs[f"{out}/hosts/lab01/nccl.conf"]
     assert "NCCL_IB_TIMEOUT=20" in conf["before"] and "NCCL_IB_TIMEOUT=22" in conf["after"]
     assert render["lab01"]["changed_files"] == sorted(render["lab01"]["changed_files"])
-    assert _tree(out) == before
+    assert tree(out) == before
     # What a person sees with --diff: the default callback prints each file's unified diff.
     printed = stderr
     assert f"+++ after: {out}/hosts/lab01/nccl.conf" in printed
@@ -405,18 +263,18 @@ def test_playbook_check_and_diff_mode_report_without_writing(tmp_path: Path, ins
 @pytest.mark.slow
 def test_playbook_bad_spec_fails_the_task_with_file_line(tmp_path: Path, installed_collection: Path) -> None:
     bad = _bad_spec(tmp_path)
-    code, report, printed = _play(tmp_path, installed_collection, "-e", f"fabgen_out={tmp_path / 'out'}", "-e", f"fabgen_spec={bad}",
+    code, report, printed = play(tmp_path, installed_collection, "-e", f"fabgen_out={tmp_path / 'out'}", "-e", f"fabgen_spec={bad}",
                                   "--limit", "lab01")
     assert code != 0
     assert f"{bad}:57:34: Input should be less than or equal to 63 (at qos.classes.roce.dscp[0])" in printed
-    result = _task(report, "Write this device's files")["lab01"]
+    result = task(report, "Write this device's files")["lab01"]
     assert result["status"] == "failed"
     assert result["msg"].startswith(f"{bad}:57:34: Input should be less than or equal to 63")
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow
-def test_play_without_fabgen_fails_only_at_the_fabgen_task(tmp_path: Path, installed_collection: Path) -> None:
+def test_play_without_fabgen_fails_only_at_the_fabgentask(tmp_path: Path, installed_collection: Path) -> None:
     shadow = tmp_path / "shadow" / "fabgen"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('fabgen is not installed (simulated)')\n")
@@ -426,10 +284,10 @@ def test_play_without_fabgen_fails_only_at_the_fabgen_task(tmp_path: Path, insta
         "    - name: Before\n      ansible.builtin.debug: {msg: hello}\n"
         f"    - name: Render\n      fabgen.fabgen.render: {{spec: {LAB}, dest: {tmp_path / 'out'}}}\n"
     )
-    code, report, _ = _play(tmp_path, installed_collection, playbook=playbook, PYTHONPATH=str(shadow.parent))
+    code, report, _ = play(tmp_path, installed_collection, playbook=playbook, PYTHONPATH=str(shadow.parent))
     assert code != 0
-    assert _task(report, "Before")["lab01"]["status"] == "ok"
-    failed = _task(report, "Render")["lab01"]
+    assert task(report, "Before")["lab01"]["status"] == "ok"
+    failed = task(report, "Render")["lab01"]
     assert failed["status"] == "failed" and "needs the fabgen package" in failed["msg"]
     assert "not installed (simulated)" in failed["msg"]
 
@@ -439,7 +297,7 @@ def test_example_inventory_parses_with_ansible_inventory(tmp_path: Path) -> None
     exe = BIN / "ansible-inventory"
     if not exe.exists():
         pytest.skip("ansible-inventory is not installed")
-    env = _ansible_env(tmp_path, collections_path())
+    env = ansible_env(tmp_path, collections_path())
     proc = subprocess.run([str(exe), "--list"], capture_output=True, text=True, cwd=PLAYBOOK_DIR, env=env,
                           check=True)
     data = json.loads(proc.stdout)
@@ -460,12 +318,12 @@ def test_playbook_lint_tag_fails_on_lint_errors(tmp_path: Path, installed_collec
     lint_module = pytest.importorskip("fabgen.lint")
     if not callable(getattr(lint_module, "lint", None)):
         pytest.skip("fabgen.lint.lint is not available")
-    code, report, printed = _play(tmp_path, installed_collection, "--tags", "lint")
+    code, report, printed = play(tmp_path, installed_collection, "--tags", "lint")
     assert code == 0, printed
-    assert [r["status"] for r in _task(report, "Lint the spec once").values()] == ["ok"]
+    assert [r["status"] for r in task(report, "Lint the spec once").values()] == ["ok"]
     spec = tmp_path / "cnp-lossless.yaml"
     spec.write_text(LAB.read_text().replace("priority: 6, strict: true}", "priority: 6, strict: true, lossless: true}"))
-    code, report, printed = _play(tmp_path, installed_collection, "--tags", "lint", "-e", f"fabgen_spec={spec}")
+    code, report, printed = play(tmp_path, installed_collection, "--tags", "lint", "-e", f"fabgen_spec={spec}")
     assert code != 0
-    assert [r["status"] for r in _task(report, "Lint the spec once").values()] == ["failed"]
+    assert [r["status"] for r in task(report, "Lint the spec once").values()] == ["failed"]
     assert f"{spec}:" in printed and "[error]" in printed
