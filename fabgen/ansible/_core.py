@@ -10,10 +10,11 @@ inventory vars); data is dumped to YAML text and validated under the name
 Why a cache: a play over a fabric calls the filters and the action once per
 device, and planning a 24k-GPU spec takes seconds. The loaded spec and its
 plan are kept per (real path, mtime, size), or per content for text and data,
-for the life of the process, so a changed spec is replanned and an unchanged one is not. Ansible forks a worker
-per host and task, so the cache pays off inside one worker (a loop, a
-``run_once`` task with ``device: "*"``, several filter calls in one template)
-and in the controller process; it never serves a stale plan.
+for the life of the process, so a changed spec is replanned and an unchanged
+one is not. Ansible forks a worker per host and task, so the cache pays off
+inside one worker (a loop, a ``run_once`` task with ``device: "*"``, several
+filter calls in one template) and in the controller process; it never serves
+a stale plan.
 """
 
 from __future__ import annotations

@@ -211,3 +211,14 @@ def _bootstrap_pip_version() -> str:
 def test_readme_ansible_commands_exist() -> None:
     """The README's collection commands name real CLI options."""
     assert run_cli("ansible-path", "--collection")[0] == 0
+
+
+@pytest.mark.slow
+def test_example_cfg_finds_the_collection_in_the_checkout(tmp_path: Path) -> None:
+    """Without ANSIBLE_COLLECTIONS_PATH, examples/ansible/ansible.cfg points Ansible at the package's source."""
+    env = ansible_env(tmp_path, collection_dir())
+    del env["ANSIBLE_COLLECTIONS_PATH"]
+    proc = subprocess.run([str(BIN / "ansible-doc"), "--json", "fabgen.fabgen.render"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["fabgen.fabgen.render"]["doc"]["filename"].startswith(str(collection_dir()))
