@@ -1,5 +1,9 @@
 """What the Ansible tests share: running the real tools hermetically and reading their results as data.
 
+The fixtures live here, not in a ``conftest.py``: the suite's modules import
+``conftest`` by that bare name, which a second ``conftest.py`` would shadow.
+Test modules import the ``*_fixture`` functions; pytest finds them by name.
+
 Every run gets its own ANSIBLE_HOME, local temp and config
 (``examples/ansible/ansible.cfg``), no cows, no retry files, and a recording
 callback so results are read as data, not scraped from the screen.
@@ -17,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from fabgen.ansible import _core, collection_dir
 from tests.helpers import ROOT, example, run_cli
 
 LAB = example("lab")
@@ -143,5 +148,32 @@ def inventory_devices() -> list[str]:
     for tier in data["all"]["children"]["switches"]["children"].values():
         names += list(tier["hosts"])
     return names
+
+
+# --- fixtures ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True, name="fresh_cache")
+def fresh_cache_fixture() -> None:
+    """Each test starts with an empty spec/plan cache, so cache counts are the test's own."""
+    _core.cache_clear()
+
+
+@pytest.fixture(scope="session", name="collection_artifact")
+def collection_artifact_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ansible-galaxy collection build`` of the package's collection source: the tarball Galaxy would get."""
+    work = tmp_path_factory.mktemp("galaxy-build")
+    galaxy("collection", "build", str(collection_dir()), "--output-path", str(work), home=work / "home")
+    (artifact,) = work.glob("fabgen-fabgen-*.tar.gz")
+    return artifact
+
+
+@pytest.fixture(scope="session", name="installed_collection")
+def installed_collection_fixture(collection_artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built artifact installed with ``ansible-galaxy collection install``: a collections path (offline)."""
+    root = tmp_path_factory.mktemp("galaxy-install")
+    galaxy("collection", "install", str(collection_artifact), "-p", str(root / "collections"), home=root / "home")
+    assert (root / "collections" / "ansible_collections" / "fabgen" / "fabgen" / "MANIFEST.json").is_file()
+    return root / "collections"
 
 

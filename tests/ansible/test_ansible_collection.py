@@ -3,7 +3,7 @@
 Everything runs the real tools (``ansible-galaxy``, ``ansible-doc``,
 ``ansible-playbook``, ``ansible-test``) on the artifact built from the
 package's collection source and installed into a temporary collections path
-(fixtures in ``conftest.py``).
+(fixtures in ``support.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,17 @@ from ruamel.yaml import YAML
 
 import fabgen
 from fabgen.ansible import _core, collection_dir
-from tests.ansible.support import BIN, LAB, ansible_env, play, task, tree
+from tests.ansible.support import (  # the *_fixture imports register the fixtures
+    BIN,
+    LAB,
+    ansible_env,
+    collection_artifact_fixture,  # noqa: F401
+    fresh_cache_fixture,  # noqa: F401
+    installed_collection_fixture,  # noqa: F401
+    play,
+    task,
+    tree,
+)
 from tests.helpers import run_cli
 
 

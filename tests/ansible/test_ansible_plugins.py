@@ -3,7 +3,7 @@
 The playbooks use the Galaxy artifact: built with ``ansible-galaxy collection
 build`` from the package's collection source and installed with
 ``ansible-galaxy collection install`` into a temporary collections path, once
-per session (``installed_collection`` in ``conftest.py``).
+per session (``installed_collection`` in ``support.py``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ import pytest
 
 from fabgen.ansible import _core, collection_dir, collections_path
 from fabgen.errors import FabgenError
-from tests.ansible.support import (
+from tests.ansible.support import (  # the *_fixture imports register the fixtures
     BIN,
     LAB,
     PLAYBOOK_DIR,
     ansible_env,
+    collection_artifact_fixture,  # noqa: F401
+    fresh_cache_fixture,  # noqa: F401
+    installed_collection_fixture,  # noqa: F401
     inventory_devices,
     play,
     task,
