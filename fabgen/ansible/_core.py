@@ -269,7 +269,8 @@ def render_to(
     from fabgen.writer import safe_relpath
 
     _, fabric = loaded(spec)
-    files = device_files(fabric, list(devices), _targets(targets), Path(templates) if templates else None)
+    names = [_text(device, "device") for device in devices]
+    files = device_files(fabric, names, _targets(targets), Path(templates) if templates else None)
     root = Path(dest)
     outcome = Outcome()
     for rel, text in sorted(files.items()):

@@ -330,3 +330,13 @@ def test_playbook_lint_tag_fails_on_lint_errors(tmp_path: Path, installed_collec
     assert code != 0
     assert [r["status"] for r in task(report, "Lint the spec once").values()] == ["failed"]
     assert f"{spec}:" in printed and "[error]" in printed
+
+
+def test_render_to_refuses_bad_arguments_as_errors_not_tracebacks(tmp_path: Path) -> None:
+    with pytest.raises(FabgenError, match="device must be a non-empty string, got 3"):
+        _core.render_to(str(LAB), [3], tmp_path / "dest")  # type: ignore[list-item]
+    with pytest.raises(FabgenError, match=r"targets must be a list of target names, got \[1\]"):
+        _core.render_to(str(LAB), ["lab01"], tmp_path / "dest", targets=[1])  # type: ignore[list-item]
+    with pytest.raises(FabgenError, match="spec must be a path, YAML text or the spec as a mapping, got 7"):
+        _core.render_to(7, ["lab01"], tmp_path / "dest")
+    assert not (tmp_path / "dest").exists()
