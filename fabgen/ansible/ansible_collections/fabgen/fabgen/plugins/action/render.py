@@ -1,18 +1,15 @@
-"""Action ``fabgen_render``: write one device's fabgen files on the controller, only where changed.
+# Copyright: fabgen contributors
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Action ``fabgen.fabgen.render``: write one device's fabgen files on the controller, only where changed.
 
-    - fabgen_render:
-        spec: "{{ playbook_dir }}/../lab/spec.yaml"
-        dest: "{{ playbook_dir }}/out"
-        # device: "{{ inventory_hostname }}"   (default; a glob renders many in one process)
-        # targets: [nccl-env, nic-qos]          (default: every target)
-        # templates: overlay directory of Jinja2 templates
-
-The files land under ``dest`` in the layout ``fabgen generate`` uses. ``changed``
-is true only when some file's content changed; check mode reports without
-writing; diff mode returns before/after per changed file. fabgen is imported
-when the task runs, so a play without fabgen installed fails only here. Errors
-in the spec fail the task with the spec's ``file:line:col``. Relative ``spec``,
-``dest`` and ``templates`` resolve against the playbook's directory.
+The options are documented in ``plugins/modules/render.py`` (``ansible-doc
+fabgen.fabgen.render``). The files land under ``dest`` in the layout ``fabgen
+generate`` uses. ``changed`` is true only when some file's content changed;
+check mode reports without writing; diff mode returns before/after per changed
+file. fabgen is imported when the task runs, so a play without fabgen installed
+fails only here. Errors in the spec fail the task with the spec's
+``file:line:col``. A ``spec`` string without a newline is a path; relative
+``spec``, ``dest`` and ``templates`` resolve against the playbook's directory.
 """
 
 from __future__ import annotations
@@ -20,10 +17,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ansible.plugins.action import ActionBase
+from ansible.plugins.action import ActionBase  # type: ignore[import-untyped]
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type information
     """Render and write a device's files (see the module docstring)."""
 
     TRANSFERS_FILES = False
@@ -39,11 +36,17 @@ class ActionModule(ActionBase):
             from fabgen.ansible import _core
         except ImportError as exc:
             return {**result, "failed": True,
-                    "msg": f"fabgen_render needs the fabgen package in the Python that runs Ansible "
+                    "msg": f"fabgen.fabgen.render needs the fabgen package in the Python that runs Ansible "
                            f"({sys.executable}): {exc}"}
+        dest = ""
         try:
             args = _core.normalise(dict(self._task.args))
-            spec = self._path(args.get("spec"), "spec")
+            spec = args.get("spec")
+            if isinstance(spec, str) and "\n" not in spec:
+                spec = self._path(spec, "spec")
+            elif not isinstance(spec, (str, dict)):
+                return {**result, "failed": True,
+                        "msg": "fabgen.fabgen.render: spec is required (a path, YAML text or the spec as a mapping)"}
             dest = self._path(args.get("dest"), "dest")
             templates = self._path(args["templates"], "templates") if args.get("templates") else None
             device = args.get("device") or _core.normalise(task_vars.get("inventory_hostname"))
@@ -59,7 +62,7 @@ class ActionModule(ActionBase):
             dest=dest,
             device=device,
             files=outcome.files,
-            changed_files=[rel for rel, _, _ in outcome.changes],
+            changed_files=outcome.changed_files,
         )
         if self._task.diff and outcome.changed:
             result["diff"] = [
@@ -75,5 +78,5 @@ class ActionModule(ActionBase):
         if not isinstance(value, str) or not value:
             from fabgen.errors import FabgenError, Problem
 
-            raise FabgenError([Problem(f"fabgen_render: {name} is required (a path)", file="ansible")])
+            raise FabgenError([Problem(f"fabgen.fabgen.render: {name} is required (a path)", file="ansible")])
         return str(self._loader.path_dwim(value))
