@@ -6,14 +6,12 @@ Pure: no I/O, the spec is never changed. The only module that knows topology.
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
-import socket
-import struct
 from dataclasses import replace
 from functools import cache
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
+from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
 from fabgen.plan.layout import Layout, TierShape, size_fabric
@@ -30,7 +28,7 @@ from fabgen.plan.ports import port_index, port_lanes, port_name
 from fabgen.plan.qos import qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
 from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
-from fabgen.source import SourceDoc, spec_problem
+from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
 
@@ -59,15 +57,13 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                         doc, ("hosts",))
     cabling = ExplicitCabling(spec, doc, {h.name: h.profile for h in hosts}, {s.name: s for s in switch_slots})
     raw = cabling.apply(raw)
-    links = _address(raw, spec.fabric.addressing.p2p, doc)
+    addresses = StableAddresses(spec, layout, switch_slots, doc)
+    links = addresses.links(raw)
 
     default_qos = qos_intent(spec.qos)
-    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, doc)))
-    mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
+    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, addresses)))
     bgp = bgp_intents(spec, switches, doc)
-    switches = tuple(
-        _finish(s, mgmt[i] if mgmt else None, bgp.get(s.name)) for i, s in enumerate(switches)
-    )
+    switches = tuple(_finish(s, addresses.switch_mgmt(s.name), bgp.get(s.name)) for s in switches)
     host_links = {}
     for link in links:
         if link.role == "host-leaf":
@@ -77,7 +73,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      mgmt[len(switches) + i] if mgmt else None, host_links, default_qos, nic_memo)
+                      addresses.host_mgmt(i), host_links, default_qos, nic_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)
@@ -87,7 +83,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                       links=tuple(links), qos=default_qos, firmware=firmware)
 
 
-def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple[str | int, ...]) -> SpecError:
+def _relocate(exc: SpecError, doc: SourceDoc | None, path: DataPath) -> SpecError:
     """The planner's refusal, at the spec line an operator has to change."""
     return SpecError([spec_problem(doc, p.message, path) for p in exc.problems]) if doc else exc
 
@@ -187,24 +183,8 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
     return slots, raw
 
 
-def _address(raw: list[PlannedLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None) -> list[Link]:
-    need = 2 * len(raw)
-    if need > pool.num_addresses:
-        raise _relocate(SpecError([Problem(
-            f"{len(raw)} links need {need} addresses (/31 each), but the p2p pool {pool} has {pool.num_addresses}",
-            file="fabric")]), doc, ("fabric", "addressing", "p2p"))
-    base = int(pool.network_address)
-    pack, ntoa = struct.Struct("!I").pack, socket.inet_ntoa  # ipaddress objects are too slow for 150k addresses
-    links = []
-    for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
-        upper = base + 2 * i
-        links.append(Link(a, ap, b, bp, role, rail, speed,
-                          f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit))
-    return links
-
-
 def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
-              doc: SourceDoc | None) -> list[Switch]:
+              addresses: StableAddresses) -> list[Switch]:
     tiers = spec.fabric.tiers
     by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
     if tiers.super_spine:
@@ -220,17 +200,11 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     qos_cache: dict[int, QosIntent] = {}
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
-    loop_base = int(spec.fabric.addressing.loopbacks.network_address) + 1
-    if len(slots) > spec.fabric.addressing.loopbacks.num_addresses - 2:
-        raise _relocate(SpecError([Problem(
-            f"{len(slots)} switches need loopbacks, but the pool {spec.fabric.addressing.loopbacks} has "
-            f"{spec.fabric.addressing.loopbacks.num_addresses - 2} usable addresses", file="fabric")]),
-            doc, ("fabric", "addressing", "loopbacks"))
     result = []
-    for i, slot in enumerate(slots):
+    for slot in slots:
         tier = by_tier[slot.tier]
-        qos = default_qos
-        qos_path: tuple[str | int, ...] = ("qos",)
+        qos: QosIntent = default_qos
+        qos_path: DataPath = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
@@ -249,24 +223,11 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=None, ports=tuple(entries), qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
         ))
     return result
-
-
-def _mgmt_addresses(spec: ClusterSpec, count: int, doc: SourceDoc | None) -> list[str] | None:
-    pool = spec.fabric.addressing.mgmt
-    if pool is None:
-        return None
-    usable = pool.num_addresses - 2
-    if count > usable:
-        raise _relocate(SpecError([Problem(
-            f"{count} devices need management addresses, but {pool} has {usable}", file="fabric")]),
-            doc, ("fabric", "addressing", "mgmt"))
-    base = int(pool.network_address) + 1
-    return [f"{ipaddress.IPv4Address(base + i)}/{pool.prefixlen}" for i in range(count)]
 
 
 def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:

@@ -109,7 +109,7 @@ def test_two_tier_too_small_for_spines() -> None:
 
 def test_pool_too_small() -> None:
     text = edited(lambda d: d["fabric"]["addressing"].update(p2p="10.10.0.0/28"))
-    with pytest.raises(SpecError, match=r"32 links need 64 addresses .* 10.10.0.0/28 has 16"):
+    with pytest.raises(SpecError, match=r"p2p pool 10.10.0.0/28 has 16 usable addresses, but the layout needs 256: leaves 4 \(block of 4 x 64"):
         plan_fabric(load_spec(text))
 
 
