@@ -12,7 +12,7 @@ start plus its position in the layout:
   In a 3-tier fabric every spine owns ``radix`` /31s the same way for its links
   to super-spines. Cables whose port is outside the OS's scheme (or beyond the
   radix, or a second cable on one port) take /31s from the top of the pool
-  down, in ``fabric.cabling`` order.
+  down, in ``fabric.cabling`` order, skipping /31s a port already has.
 - **loopbacks** (``/32``): leaves, then spines, then super-spines.
 - **mgmt**: hosts (spec order), then leaves, spines, super-spines.
 
@@ -158,8 +158,6 @@ class StableAddresses:
             p2p.append(("spines", self.slots["spine"], 2 * tiers.spine.ports))
         self.p2p_pool = addressing.p2p
         self.p2p = carve(addressing.p2p, p2p, "p2p", 0, doc, (*_ADDR, "p2p"))
-        self.p2p_room = int(addressing.p2p.broadcast_address) + 1 - max(
-            first + b.slots * width for (first, b), (_, _, width) in zip(self.p2p.values(), p2p))
         self.blocks += [b for _, b in self.p2p.values()]
         loops = [(_TIER_ROLE[t], self.slots[t], 1) for t in self.tiers]
         self.loopbacks = carve(addressing.loopbacks, loops, "loopback", 1, doc, (*_ADDR, "loopbacks"))
@@ -215,13 +213,19 @@ class StableAddresses:
                 spill.append(position)
             firsts.append(first)
         if spill:
-            top = int(self.p2p_pool.broadcast_address) + 1
-            if 2 * len(spill) > self.p2p_room:
-                raise SpecError([spec_problem(self.doc, (
-                    f"{len(spill)} cable(s) outside the port scheme need /31s above the port blocks, but the p2p pool "
-                    f"{self.p2p_pool} has room for {self.p2p_room // 2}"), (*_ADDR, "p2p"))])
-            for n, position in enumerate(spill):
-                firsts[position] = top - 2 * (n + 1)
+            # From the top of the pool down, skipping /31s a port already has: the top of the last block is the
+            # last position's last ports, rarely cabled, so a tight pool still takes a few odd cables.
+            candidate = int(self.p2p_pool.broadcast_address) + 1
+            floor = int(self.p2p_pool.network_address)
+            for position in spill:
+                candidate -= 2
+                while candidate in taken and candidate >= floor:
+                    candidate -= 2
+                if candidate < floor:
+                    raise SpecError([spec_problem(self.doc, (
+                        f"{len(spill)} cable(s) outside the port scheme need /31s, but every /31 of the p2p pool "
+                        f"{self.p2p_pool} is taken"), (*_ADDR, "p2p"))])
+                firsts[position] = candidate
         out = []
         for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts):
             out.append(Link(a, ap, b, bp, role, rail, speed,

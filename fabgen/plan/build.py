@@ -44,7 +44,8 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
             TierShape(tiers.leaf.ports, tiers.leaf.speed, tiers.leaf.count),
             TierShape(tiers.spine.ports, tiers.spine.speed, tiers.spine.count),
             TierShape(tiers.super_spine.ports, tiers.super_spine.speed) if tiers.super_spine else None,
-            spec.fabric.ratio,
+            spec.fabric.tier_ratio("leaf"), spec.fabric.tier_ratio("spine"),
+            hosts_per_rack=spec.fabric.hosts_per_rack, hosts_per_zone=spec.fabric.hosts_per_zone,
         )
     except SpecError as exc:
         raise _relocate(exc, doc, ("fabric", "tiers")) from None
@@ -101,6 +102,11 @@ def _leaf_name(pod: int, rail: int, index: int) -> str:
 
 
 @cache
+def _rack_leaf_name(pod: int, rack: int) -> str:
+    return f"leaf-p{pod:02d}-rack{rack + 1:03d}"
+
+
+@cache
 def _spine_name(pod: int, index: int, three_tier: bool) -> str:
     return f"spine-p{pod:02d}-{index + 1:02d}" if three_tier else f"spine-{index + 1:02d}"
 
@@ -124,11 +130,17 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         pod, slot = divmod(i, per_pod)
         leaves_in_pod[pod] = max(leaves_in_pod.get(pod, 0), slot // per_leaf + 1)
 
+    rack = layout.rack
+    groups = layout.groups
+
+    def leaf_name(pod: int, rail: int, j: int) -> str:
+        return _rack_leaf_name(pod, j) if rack else _leaf_name(pod, rail, j)
+
     slots: list[SwitchSlot] = []
     for pod in range(layout.pods):
-        for rail in range(rails):
+        for group in range(groups):
             for j in range(leaves_in_pod.get(pod, 0)):
-                slots.append(SwitchSlot(_leaf_name(pod, rail, j), "leaf", pod, rail, None, j))
+                slots.append(SwitchSlot(leaf_name(pod, group, j), "leaf", pod, None if rack else group, None, j))
     for pod in range(layout.pods):
         for s in range(layout.spines_per_pod):
             slots.append(SwitchSlot(_spine_name(pod, s, three), "spine", pod if three else None, None, s if three else None,
@@ -145,17 +157,19 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         leaf_index, port = divmod(slot, per_leaf)
         for nic in profiles[host.profile]:
             assert nic.rail is not None
-            leaf = _leaf_name(pod, nic.rail, leaf_index)
-            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed),
+            leaf = leaf_name(pod, nic.rail, leaf_index)
+            # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
+            number = port * rails + nic.rail + 1 if rack else port + 1
+            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, number, tiers.leaf.speed),
                         "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
 
     k1 = layout.leaf_spine_links
     ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
     for pod in range(layout.pods):
         count = leaves_in_pod.get(pod, 0)
-        for rail in range(rails):
+        for rail in range(groups):
             for j in range(count):
-                leaf = _leaf_name(pod, rail, j)
+                leaf = leaf_name(pod, rail, j)
                 position = rail * layout.leaves_per_rail + j
                 for s in range(layout.spines_per_pod):
                     spine = _spine_name(pod, s, three)
@@ -164,7 +178,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                         spine_port = 1 + position * k1 + t
                         raw.append(PlannedLink(leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
                                     spine, port_name(spine_os, spine_port, tiers.spine.speed),
-                                    "leaf-spine", rail, ls_speed, False))
+                                    "leaf-spine", None if rack else rail, ls_speed, False))
     if three:
         sup = tiers.super_spine
         assert sup is not None

@@ -138,3 +138,13 @@ def test_pool_too_small_for_the_layout_is_refused_at_its_line(pool: str, field: 
         plan_fabric(load_spec(text))
     (problem,) = info.value.problems
     assert problem.line == line and needs in problem.message and pool in problem.message
+
+
+def test_cable_outside_the_port_scheme_takes_a_free_31_from_the_top() -> None:
+    """The lab's /24 is all leaf-port blocks; a cable on a breakout lane still gets the top /31 no port uses."""
+    cables = [{"a": "lab01:ens1np0", "b": "leaf-r0-p00-01:Ethernet1/2"}]
+    plan = plan_fabric(load_spec(edited(lambda d: d["fabric"].update(cabling=cables))))
+    (link,) = [link for link in plan.links if link.explicit]
+    assert (link.b_address, link.a_address) == ("10.10.0.254/31", "10.10.0.255/31")
+    other = [link.b_address for link in plan.links if not link.explicit]
+    assert len(set(other)) == len(other) and link.b_address not in other
