@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan.ports import port_index
+from fabgen.plan.platforms import model_port_index
 from fabgen.source import DataPath, SourceDoc, spec_problem
 
 if TYPE_CHECKING:
@@ -131,6 +131,7 @@ _TIER_ROLE = {"leaf": "leaves", "spine": "spines", "super_spine": "super-spines"
 class SwitchInfo:
     tier: str
     os: str
+    model: str
     speed: int
     radix: int
     ordinal: int
@@ -147,7 +148,7 @@ class StableAddresses:
         if tiers.super_spine is not None:
             shapes["super_spine"] = tiers.super_spine
         ordinals = switch_ordinals(slots, layout, spec.fabric.rails)
-        self.switches = {s.name: SwitchInfo(s.tier, shapes[s.tier].os, shapes[s.tier].speed, shapes[s.tier].ports,
+        self.switches = {s.name: SwitchInfo(s.tier, shapes[s.tier].os, shapes[s.tier].model, shapes[s.tier].speed, shapes[s.tier].ports,
                                             ordinals[s.name]) for s in slots}
         self.slots = tier_slots(layout, spec.fabric.rails)
         self.tiers = [t for t in ("leaf", "spine", "super_spine") if t in self.slots]
@@ -202,7 +203,7 @@ class StableAddresses:
             info = self.switches.get(device)
             first = -1
             if info is not None and info.tier in blocks:
-                index = port_index(info.os, port, info.speed)
+                index = model_port_index(info.os, info.model, port, info.speed)
                 if 1 <= index <= info.radix:
                     first = blocks[info.tier] + 2 * (info.ordinal * info.radix + index - 1)
                     if first in taken:

@@ -24,7 +24,7 @@ from fabgen.plan.model import (
     SwitchPort,
 )
 from fabgen.plan.nic import firmware_intents
-from fabgen.plan.ports import port_index, port_lanes, port_name
+from fabgen.plan.platforms import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
 from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
@@ -160,7 +160,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             leaf = leaf_name(pod, nic.rail, leaf_index)
             # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
             number = port * rails + nic.rail + 1 if rack else port + 1
-            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, number, tiers.leaf.speed),
+            raw.append(PlannedLink(host.name, nic.netdev, leaf, model_port_name(leaf_os, tiers.leaf.model, number, tiers.leaf.speed),
                         "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
 
     k1 = layout.leaf_spine_links
@@ -176,8 +176,8 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k1):
                         leaf_port = layout.leaf_uplink_start + s * k1 + t
                         spine_port = 1 + position * k1 + t
-                        raw.append(PlannedLink(leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
-                                    spine, port_name(spine_os, spine_port, tiers.spine.speed),
+                        raw.append(PlannedLink(leaf, model_port_name(leaf_os, tiers.leaf.model, leaf_port, tiers.leaf.speed),
+                                    spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed),
                                     "leaf-spine", None if rack else rail, ls_speed, False))
     if three:
         sup = tiers.super_spine
@@ -191,8 +191,8 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k2):
                         spine_port = layout.spine_uplink_start + m * k2 + t
                         super_port = 1 + pod * k2 + t
-                        raw.append(PlannedLink(spine, port_name(spine_os, spine_port, tiers.spine.speed),
-                                    _super_name(s, m), port_name(sup.os, super_port, sup.speed),
+                        raw.append(PlannedLink(spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed),
+                                    _super_name(s, m), model_port_name(sup.os, sup.model, super_port, sup.speed),
                                     "spine-superspine", None, ss_speed, False))
     return slots, raw
 
@@ -227,9 +227,9 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         entries = []
         os_name, speed = tier.os, tier.speed
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = port_index(os_name, my_port, speed)
+            index = model_port_index(os_name, tier.model, my_port, speed)
             entries.append(SwitchPort(
-                my_port, index, port_lanes(os_name, index, speed) if index else (), link.speed, direction,  # type: ignore[arg-type]
+                my_port, index, model_port_lanes(os_name, tier.model, index, speed) if index else (), link.speed, direction,  # type: ignore[arg-type]
                 peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
                 link.rail, f"{peer}:{peer_port}",
             ))
