@@ -15,9 +15,9 @@ import fabgen
 from fabgen.plan import FabricPlan
 from fabgen.twin.frr import frr_files, parse_bgpd_conf
 from fabgen.twin.system import TwinError
-from tests.helpers import EXAMPLE_NAMES, example
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, example
 
-SPECS = {"pod32": POD32, **{name: example(name) for name in EXAMPLE_NAMES if name != "llama3-24k"}}
+SPECS = {"pod32": POD32, **{name: example(name) for name in EXAMPLE_NAMES if name not in LARGE_EXAMPLES}}
 
 
 def _plan(path: Path) -> FabricPlan:
