@@ -153,6 +153,7 @@ class StableAddresses:
         self.slots = tier_slots(layout, spec.fabric.rails)
         self.tiers = [t for t in ("leaf", "spine", "super_spine") if t in self.slots]
         self.blocks: list[Block] = []
+        self.pinned: dict[tuple[str, str], str] = {}
         addressing = spec.fabric.addressing
         p2p = [("leaves", self.slots["leaf"], 2 * tiers.leaf.ports)]
         if layout.tiers == 3:
@@ -169,20 +170,33 @@ class StableAddresses:
             self.mgmt = carve(addressing.mgmt, [("hosts", hosts, 1), *loops], "mgmt", 1, doc, (*_ADDR, "mgmt"))
             self.blocks += [b for _, b in self.mgmt.values()]
 
+    def pin(self, pinned: dict[tuple[str, str], str]) -> None:
+        """Pinned addresses ((device, ``loopback``/``mgmt``) -> address), checked by :mod:`fabgen.plan.pins`."""
+        self.pinned = pinned
+
     def loopback(self, name: str) -> str:
+        pinned = self.pinned.get((name, "loopback"))
+        if pinned is not None:
+            return f"{pinned}/32"
         info = self.switches[name]
         return f"{_ntoa(self.loopbacks[_TIER_ROLE[info.tier]][0] + info.ordinal)}/32"
 
     def switch_mgmt(self, name: str) -> str | None:
         if self.mgmt is None:
             return None
+        pinned = self.pinned.get((name, "mgmt"))
+        if pinned is not None:
+            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
         info = self.switches[name]
         return f"{_ntoa(self.mgmt[_TIER_ROLE[info.tier]][0] + info.ordinal)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
 
-    def host_mgmt(self, index: int) -> str | None:
+    def host_mgmt(self, index: int, name: str) -> str | None:
         """``index``: the host's position in the spec's host list (group order, then the group's own order)."""
         if self.mgmt is None:
             return None
+        pinned = self.pinned.get((name, "mgmt"))
+        if pinned is not None:
+            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
         return f"{_ntoa(self.mgmt['hosts'][0] + index)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
 
     def _owner(self, link: PlannedLink) -> tuple[str, str]:

@@ -24,6 +24,7 @@ from fabgen.plan.model import (
     SwitchPort,
 )
 from fabgen.plan.nic import firmware_intents
+from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.platforms import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
@@ -51,6 +52,10 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         raise _relocate(exc, doc, ("fabric", "tiers")) from None
 
     switch_slots, raw = _layout_links(spec, hosts, layout)
+    host_names = [h.name for h in hosts]
+    renamed = renames(spec, doc, (s.name for s in switch_slots), host_names) if spec.fabric.devices else {}
+    if renamed:
+        switch_slots, raw = _rename(switch_slots, raw, renamed)
     names = {s.name for s in switch_slots}
     clash = sorted(names & {h.name for h in hosts})
     if clash:
@@ -59,6 +64,8 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     cabling = ExplicitCabling(spec, doc, {h.name: h.profile for h in hosts}, {s.name: s for s in switch_slots})
     raw = cabling.apply(raw)
     addresses = StableAddresses(spec, layout, switch_slots, doc)
+    if spec.fabric.devices or spec.ipam_rows:
+        apply_pins(spec, doc, addresses, renamed, host_names)
     links = addresses.links(raw)
 
     default_qos = qos_intent(spec.qos)
@@ -74,7 +81,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      addresses.host_mgmt(i), host_links, default_qos, nic_memo)
+                      addresses.host_mgmt(i, slot.name), host_links, default_qos, nic_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)
@@ -82,6 +89,16 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         raise _relocate(SpecError([Problem(f"NIC policy cannot be applied: {exc}", file="nic")]), doc, ("nic",)) from None
     return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
                       links=tuple(links), qos=default_qos, firmware=firmware)
+
+
+def _rename(slots: list[SwitchSlot], raw: list[PlannedLink], renamed: dict[str, str]
+            ) -> tuple[list[SwitchSlot], list[PlannedLink]]:
+    """Pinned switch names in place of the planner's; positions (and so addresses and ASNs) stay."""
+    get = renamed.get
+    slots = [replace(s, name=get(s.name, s.name)) for s in slots]
+    raw = [link._replace(a_device=get(link.a_device, link.a_device), b_device=get(link.b_device, link.b_device))
+           for link in raw]
+    return slots, raw
 
 
 def _relocate(exc: SpecError, doc: SourceDoc | None, path: DataPath) -> SpecError:

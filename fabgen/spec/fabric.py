@@ -107,6 +107,17 @@ class SwitchOverride(SpecModel):
     qos: QosPolicy
 
 
+class DevicePin(SpecModel):
+    """What a site fixes by hand for one device, over what its position would give it."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")] | None = None
+    """A switch's name instead of the planner's (the key stays the planner's name)."""
+    loopback: ipaddress.IPv4Address | None = None
+    """A switch's loopback, inside ``addressing.loopbacks``."""
+    mgmt: ipaddress.IPv4Address | None = None
+    """A device's management address, inside ``addressing.mgmt``."""
+
+
 class Fabric(SpecModel):
     rails: Annotated[int, Field(ge=1, le=32)]
     tiers: Tiers
@@ -126,6 +137,12 @@ class Fabric(SpecModel):
     switch_overrides: list[SwitchOverride] = []
     routing: Routing = Routing()
     """The eBGP underlay (``fabgen.spec.routing``)."""
+    devices: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")], DevicePin] = {}
+    """Pins by the planner's device name (``leaf-r0-p00-01``, a host's name); ASNs are pinned with
+    ``routing.asn_overrides``."""
+    ipam: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,255}\.(ya?ml|csv)$")] | None = None
+    """A YAML (``device: {loopback, mgmt}``) or CSV (``device,loopback,mgmt``) file of pinned addresses,
+    relative to the spec's directory."""
 
     @field_validator("oversubscription")
     @classmethod
