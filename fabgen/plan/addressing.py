@@ -199,11 +199,9 @@ class StableAddresses:
             return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
         return f"{_ntoa(self.mgmt['hosts'][0] + index)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
 
-    def _owner(self, link: PlannedLink) -> tuple[str, str]:
-        """The switch end whose port numbers the link: the leaf of a host or spine link, the spine of a super link."""
-        return (link.b_device, link.b_port) if link.role == "host-leaf" else (link.a_device, link.a_port)
-
     def links(self, raw: Sequence[PlannedLink]) -> list[Link]:
+        """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
+        spine of a spine-super-spine link."""
         from fabgen.plan.model import Link
 
         blocks = {"leaf": self.p2p["leaves"][0]}
@@ -212,12 +210,21 @@ class StableAddresses:
         taken: set[int] = set()
         spill: list[int] = []
         firsts: list[int] = []
-        for position, link in enumerate(raw):
-            device, port = self._owner(link)
-            info = self.switches.get(device)
+        # Hot loop (800k links at 262k GPUs): the port number of each owner's port name, memoised per device kind.
+        owner_of = self.switches.get
+        numbers: dict[tuple[str, str, int], dict[str, int]] = {}
+        for position, (a, ap, b, bp, role, *_rest) in enumerate(raw):
+            device, port = (b, bp) if role == "host-leaf" else (a, ap)
+            info = owner_of(device)
             first = -1
             if info is not None and info.tier in blocks:
-                index = model_port_index(info.os, info.model, port, info.speed)
+                kind = (info.os, info.model, info.speed)
+                known = numbers.get(kind)
+                if known is None:
+                    known = numbers[kind] = {}
+                index = known.get(port)
+                if index is None:
+                    index = known[port] = model_port_index(info.os, info.model, port, info.speed)
                 if 1 <= index <= info.radix:
                     first = blocks[info.tier] + 2 * (info.ordinal * info.radix + index - 1)
                     if first in taken:
@@ -242,9 +249,10 @@ class StableAddresses:
                         f"{self.p2p_pool} is taken"), (*_ADDR, "p2p"))])
                 firsts[position] = candidate
         out = []
+        pack, ntoa = _PACK, socket.inet_ntoa
         for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts):
             out.append(Link(a, ap, b, bp, role, rail, speed,
-                            f"{_ntoa(first + 1)}/31", f"{_ntoa(first)}/31", explicit))
+                            f"{ntoa(pack(first + 1))}/31", f"{ntoa(pack(first))}/31", explicit))
         return out
 
 
