@@ -20,7 +20,8 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabgen.errors import Problem, SpecError
+from fabgen.bounded import MAX_CABLING_ROWS, read_text
+from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.source import SourceDoc, load_source
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -55,15 +56,10 @@ def read_ipam(doc: SourceDoc, name: str) -> tuple[IpamRow, ...]:
     """Every pinned address of the file, or a :class:`SpecError` at the spec's ``ipam`` line or the file's row."""
     path = _path(doc, name)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SpecError([doc.problem(f"cannot read the IPAM file {name}: {exc.strerror}", ("fabric", "ipam"))]) from None
-    if len(data) > MAX_BYTES:
-        raise SpecError([doc.problem(f"the IPAM file {name} is larger than {MAX_BYTES} bytes", ("fabric", "ipam"))])
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError([doc.problem(f"the IPAM file {name} is not UTF-8", ("fabric", "ipam"))]) from None
+        text = read_text(path, MAX_BYTES, what="IPAM file")
+    except FabgenError as exc:  # a FIFO, a device, too large, not UTF-8: said at the spec's line
+        reason = "; ".join(p.message for p in exc.problems)
+        raise SpecError([doc.problem(f"cannot read the IPAM file {name}: {reason}", ("fabric", "ipam"))]) from None
     rows = _csv(str(path), text) if path.suffix == ".csv" else _yaml(str(path), text)
     seen: dict[tuple[str, str], IpamRow] = {}
     problems = []
@@ -96,8 +92,10 @@ def _csv(file: str, text: str) -> list[IpamRow]:
         raise SpecError([Problem(f"unknown IPAM column {unknown[0]!r} (known: device, loopback, mgmt)",
                                  file=file, line=1, col=1)])
     rows: list[IpamRow] = []
-    for cells in reader:
+    for count, cells in enumerate(reader):
         line = reader.line_num
+        if count >= MAX_CABLING_ROWS:
+            raise SpecError([Problem(f"more than {MAX_CABLING_ROWS} rows", file=file, line=line, col=1)])
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(names):

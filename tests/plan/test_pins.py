@@ -148,3 +148,15 @@ def test_missing_ipam_file_is_refused_at_the_spec_line(tmp_path: Path) -> None:
         load_spec(spec)
     (problem,) = info.value.problems
     assert problem.line == _line(spec, "ipam:") and "cannot read the IPAM file nowhere.csv" in problem.message
+
+
+def test_a_fifo_as_ipam_file_is_refused_without_hanging(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "ipam.csv")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(edited(lambda d: d["fabric"].update(ipam="ipam.csv")))
+    with pytest.raises(SpecError) as info:
+        load_spec(spec)
+    (problem,) = info.value.problems
+    assert problem.line == _line(spec, "ipam:") and "not a regular file" in problem.message
