@@ -8,8 +8,9 @@ median of ``--repeat`` runs. Peak memory is the process's peak RSS from
 ``resource.getrusage`` (ru_maxrss), read after each scenario; scenarios run in
 separate processes so each peak is its own.
 
-Scenarios: ``lab``; ``llama3-24k`` (the bundled example); ``131k`` (131,072
-GPUs on 128-port switches, generated on the fly from the 24k spec); ``floor``
+Scenarios: ``lab``; ``llama3-24k`` and ``meta-24k`` (the bundled examples);
+``131k`` and ``262k`` (131,072 and 262,144 GPUs on 128-port switches, generated
+on the fly from the 24k spec); ``floor``
 (the EOS configs of the 24k fabric written by plain string joins, no templates:
 the cost of just producing the bytes, see ``bench/floor_eos.py``).
 """
@@ -34,22 +35,25 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SCENARIOS = ("lab", "llama3-24k", "131k", "floor")
+SCENARIOS = ("lab", "llama3-24k", "meta-24k", "131k", "262k", "floor")
+_SCALED = {"131k": (16384, "10.0.0.0/11"), "262k": (32768, "10.0.0.0/10")}
+"""Scenario -> (hosts, p2p pool): the 24k spec on 128-port switches, pools sized for position blocks."""
 
 
 def _spec_text(name: str) -> tuple[str, str]:
-    if name in ("lab", "llama3-24k", "floor"):
+    if name in ("lab", "llama3-24k", "meta-24k", "floor"):
         example = "llama3-24k" if name == "floor" else name
         path = ROOT / "examples" / example / "spec.yaml"
         return str(path), path.read_text()
-    if name == "131k":
+    if name in _SCALED:
+        hosts, p2p = _SCALED[name]
         text = (ROOT / "examples" / "llama3-24k" / "spec.yaml").read_text()
-        text = text.replace("count: 3072", "count: 16384")
+        text = text.replace("count: 3072", f"count: {hosts}")
         text = text.replace("ports: 64", "ports: 128")
-        text = text.replace("p2p: 10.0.0.0/14", "p2p: 10.0.0.0/11")
+        text = text.replace("p2p: 10.0.0.0/14", f"p2p: {p2p}")
         text = text.replace("loopbacks: 10.254.0.0/20", "loopbacks: 10.200.0.0/16")
         text = text.replace("mgmt: 172.16.0.0/19", "mgmt: 172.16.0.0/16")
-        return "131k.yaml", text
+        return f"{name}.yaml", text
     raise SystemExit(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
 
 

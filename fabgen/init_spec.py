@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from fabgen.errors import FabgenError, Problem
+from fabgen.plan.addressing import room
 
 SwitchOs = Literal["eos", "sonic", "cumulus"]
 OS_CHOICES: tuple[SwitchOs, ...] = ("eos", "sonic", "cumulus")
@@ -84,8 +85,6 @@ def starter_spec(
     uplinks = min(hosts, hosts_per_leaf)
     # The planner would pick one spine for a few hosts; two keep the fabric up when one fails.
     spine_count = 2 if not three_tier and uplinks >= 1 and leaves * math.ceil(uplinks / 2) <= _PORTS else None
-    links = hosts * rails * len(tiers)
-    switches = leaves * len(tiers) + 2
     context = {
         "os": os, "os_title": kind.title, "model": kind.model, "asic": kind.asic, "mtu": kind.mtu,
         "hosts": hosts, "rails": rails, "cluster": name, "file": file, "command_args": command_args,
@@ -93,9 +92,11 @@ def starter_spec(
         "tier_note": (f"{leaves} leaves are more than one layer of {_PORTS}-port spines can reach: "
                       "pods of leaves and spines, joined by super-spines." if three_tier else ""),
         "host_pattern": f"gpu{{index:0{max(2, len(str(hosts)))}d}}",
-        "p2p": _pool("10.0.0.0", 2 * links, 24, 9),
+        # Stable addressing (fabgen.plan.addressing): a /31 per port of every leaf (and spine, in 3 tiers) and a
+        # power-of-two block per tier; no tier outgrows the leaves' block at 1:1.
+        "p2p": _pool("10.0.0.0", room(leaves) * _PORTS * 2 * (len(tiers) - 1), 24, 9),
         "loopbacks": "10.255.0.0/16",
-        "mgmt": _pool("172.16.0.0", hosts + switches + 2, 24, 12),
+        "mgmt": _pool("172.16.0.0", room(hosts) + len(tiers) * room(leaves) + 2, 24, 12),
     }
     commands = [(f"fabgen validate {file}", "check it"),
                 (f"fabgen plan {file}", "the fabric in numbers"),

@@ -14,6 +14,8 @@ from ruamel.yaml import YAML
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "spec.yaml").is_file())
+LARGE_EXAMPLES = frozenset({"llama3-24k", "meta-24k"})
+"""24k-GPU examples: goldens as digests, and left out of tests that render every example many times."""
 
 
 def example(name: str) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from tests.helpers import EXAMPLE_NAMES, ROOT, edited, example
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, ROOT, edited, example
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
@@ -26,7 +26,7 @@ def _generate(spec: Path, out: Path, **env: str) -> None:
                    check=True, cwd=ROOT, env={**os.environ, **env})
 
 
-@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n != "llama3-24k"])
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n not in LARGE_EXAMPLES])
 def test_byte_identical_across_processes(tmp_path: Path, name: str) -> None:
     variants = [
         {"PYTHONHASHSEED": "1", "LC_ALL": "C", "TZ": "UTC"},

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXAMPLE_NAMES, ROOT, example
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, ROOT, example
 
 TURKISH = "tr_TR.UTF-8"
 
@@ -41,7 +41,7 @@ def _generate(spec: Path, out: Path, **env: str) -> None:
                    check=True, cwd=ROOT, env={**clean, **env})
 
 
-@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n != "llama3-24k"])
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n not in LARGE_EXAMPLES])
 def test_turkish_locale_gives_the_same_bytes(tmp_path: Path, name: str) -> None:
     if not _installed(TURKISH):
         pytest.skip(f"locale {TURKISH} is not installed (locale -a)")

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from tests.helpers import EXAMPLE_NAMES, ROOT, example
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, ROOT, example
 
 GOLDEN = ROOT / "tests" / "golden"
-DIGEST_ONLY = {"llama3-24k"}
-SAMPLES = ("switches/leaf-r0-p00-01", "switches/spine-p00-01", "switches/super-pl00-01",
-           "hosts/gt00001/", "hosts/_profiles/")
+DIGEST_ONLY = LARGE_EXAMPLES
+_SAMPLES = ("switches/spine-p00-01", "switches/super-pl00-01", "hosts/gt00001/", "hosts/_profiles/")
+SAMPLES = {"llama3-24k": ("switches/leaf-r0-p00-01", *_SAMPLES), "meta-24k": ("switches/leaf-p00-rack001", *_SAMPLES)}
+"""One device of each kind, kept whole for review."""
 
 
 @cache
@@ -52,7 +53,7 @@ def test_example_matches_golden_tree(name: str, update_goldens: bool) -> None:
 def test_large_example_matches_golden_digests(name: str, update_goldens: bool) -> None:
     files = _render(name)
     digest_file = GOLDEN / f"{name}.sha256"
-    samples = {p: t for p, t in files.items() if p.startswith(SAMPLES)}
+    samples = {p: t for p, t in files.items() if p.startswith(SAMPLES[name])}
     sample_root = GOLDEN / f"{name}-samples"
     if update_goldens:
         digest_file.parent.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,7 @@ from fabgen.targets.registry import devices_of, limit_problems, targets
 from fabgen.targets.render import render_files
 from fabgen.source import DataPath, SourceDoc, format_path, load_source
 from fabgen.spec import validate_spec
-from tests.helpers import EXAMPLE_NAMES, dump, example, run_cli, spec_data
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, dump, example, run_cli, spec_data
 
 try:
     import fabgen.targets.eos.syntax as eos_syntax
@@ -119,7 +119,7 @@ TERMINAL_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 """What an error line must not carry to the operator's terminal or CI log."""
 EXTRA_HOST = "extra01"
 """A host added to every example, with an override (description, NCCL variable) to attack."""
-INJECTION_EXAMPLES = [n for n in EXAMPLE_NAMES if n != "llama3-24k"]
+INJECTION_EXAMPLES = [n for n in EXAMPLE_NAMES if n not in LARGE_EXAMPLES]
 
 
 # --------------------------------------------------------------------------- the spec under attack

@@ -65,7 +65,7 @@ def test_lab_groups_and_host_vars() -> None:
     assert host == {"ansible_host": fabric.host("lab04").mgmt.split("/")[0], "fabgen_kind": "host",  # type: ignore[union-attr]
                     "fabgen_profile": "lab-node", "fabgen_pod": 0, "fabgen_rails": [0, 1, 2]}  # mlx5_3 out of service
     leaf = children["switches"]["children"]["leaf"]["hosts"]["leaf-r2-p00-01"]
-    assert leaf["ansible_host"] == "192.0.2.3" and "/" not in leaf["ansible_host"]
+    assert leaf["ansible_host"] == "192.0.2.7" and "/" not in leaf["ansible_host"]
     assert leaf | {"ansible_host": None} == {
         "ansible_host": None, "fabgen_kind": "switch", "fabgen_tier": "leaf", "fabgen_os": "eos",
         "fabgen_model": "7060DX5-32", "fabgen_pod": 0, "fabgen_rail": 2, "fabgen_loopback": "10.255.0.3"}

@@ -193,6 +193,7 @@ def _profile_with_switches(switches: int) -> str:
         data["hosts"][0]["overrides"] = {}
         data["fabric"]["rails"] = 8
         data["fabric"]["tiers"]["spine"] = {"os": "eos", "model": "7800R3", "ports": 576, "speed": "400G"}
+        data["fabric"]["addressing"]["p2p"] = "10.10.0.0/23"  # a /31 per port of 8 leaves
         data["nccl"]["topology"] = "full"
     return edited(edit)
 

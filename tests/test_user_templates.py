@@ -31,11 +31,11 @@ from fabgen.errors import FabgenError
 from fabgen.targets.environment import environment
 from fabgen.targets.render import render_files
 from fabgen.pipeline import load_spec, plan_fabric
-from tests.helpers import EXAMPLE_NAMES, example, run_cli
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, example, run_cli
 
 SHIPPED = resource_dir("templates")
 TEMPLATES = sorted(str(p.relative_to(SHIPPED)) for p in Path(SHIPPED).rglob("*") if p.is_file())
-CANDIDATE_EXAMPLES = [n for n in EXAMPLE_NAMES if n != "llama3-24k"]
+CANDIDATE_EXAMPLES = [n for n in EXAMPLE_NAMES if n not in LARGE_EXAMPLES]
 
 ESCAPES = {
     "str-mro": "{{ ''.__class__.__mro__ }}",

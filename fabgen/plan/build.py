@@ -6,14 +6,12 @@ Pure: no I/O, the spec is never changed. The only module that knows topology.
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
-import socket
-import struct
 from dataclasses import dataclass, replace
 from functools import cache
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
+from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
 from fabgen.plan.host_network import attach_networks
@@ -27,11 +25,12 @@ from fabgen.plan.model import (
     SwitchPort,
 )
 from fabgen.plan.nic import firmware_intents
-from fabgen.plan.ports import port_index, port_lanes, port_name
+from fabgen.plan.pins import apply_pins, renames
+from fabgen.plan.platforms import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
 from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
-from fabgen.source import SourceDoc, spec_problem
+from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
 from fabgen.targets.sonic.sku import SKUS, lanes_per_port, resolve_hwsku
@@ -48,12 +47,17 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
             TierShape(tiers.leaf.ports, tiers.leaf.speed, tiers.leaf.count),
             TierShape(tiers.spine.ports, tiers.spine.speed, tiers.spine.count),
             TierShape(tiers.super_spine.ports, tiers.super_spine.speed) if tiers.super_spine else None,
-            spec.fabric.ratio,
+            spec.fabric.tier_ratio("leaf"), spec.fabric.tier_ratio("spine"),
+            hosts_per_rack=spec.fabric.hosts_per_rack, hosts_per_zone=spec.fabric.hosts_per_zone,
         )
     except SpecError as exc:
         raise _relocate(exc, doc, ("fabric", "tiers")) from None
 
     switch_slots, raw = _layout_links(spec, hosts, layout)
+    host_names = [h.name for h in hosts]
+    renamed = renames(spec, doc, (s.name for s in switch_slots), host_names) if spec.fabric.devices else {}
+    if renamed:
+        switch_slots, raw = _rename(switch_slots, raw, renamed)
     names = {s.name for s in switch_slots}
     clash = sorted(names & {h.name for h in hosts})
     if clash:
@@ -63,16 +67,16 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     raw = cabling.apply(raw)
     lengths = {(end.split(":", 1)[0], end.split(":", 1)[1]): c.length
                for c in spec.fabric.cabling if c.length is not None for end in (c.a, c.b)}
-    links = _address(raw, spec.fabric.addressing.p2p, doc, lengths)
+    addresses = StableAddresses(spec, layout, switch_slots, doc)
+    if spec.fabric.devices or spec.ipam_rows:
+        apply_pins(spec, doc, addresses, renamed, host_names)
+    links = addresses.links(raw, lengths)
 
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     default_qos = qos_intent(spec.qos, roles)
-    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, doc)))
-    mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
+    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, addresses)))
     bgp = bgp_intents(spec, switches, doc)
-    switches = tuple(
-        _finish(s, mgmt[i] if mgmt else None, bgp.get(s.name)) for i, s in enumerate(switches)
-    )
+    switches = tuple(_finish(s, addresses.switch_mgmt(s.name), bgp.get(s.name)) for s in switches)
     host_links = {}
     for link in links:
         if link.role == "host-leaf":
@@ -82,7 +86,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      mgmt[len(switches) + i] if mgmt else None, host_links, default_qos, nic_memo)
+                      addresses.host_mgmt(i, slot.name), host_links, default_qos, nic_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)
@@ -93,7 +97,17 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                       links=tuple(links), qos=default_qos, firmware=firmware)
 
 
-def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple[str | int, ...]) -> SpecError:
+def _rename(slots: list[SwitchSlot], raw: list[PlannedLink], renamed: dict[str, str]
+            ) -> tuple[list[SwitchSlot], list[PlannedLink]]:
+    """Pinned switch names in place of the planner's; positions (and so addresses and ASNs) stay."""
+    get = renamed.get
+    slots = [replace(s, name=get(s.name, s.name)) for s in slots]
+    raw = [link._replace(a_device=get(link.a_device, link.a_device), b_device=get(link.b_device, link.b_device))
+           for link in raw]
+    return slots, raw
+
+
+def _relocate(exc: SpecError, doc: SourceDoc | None, path: DataPath) -> SpecError:
     """The planner's refusal, at the spec line an operator has to change."""
     return SpecError([spec_problem(doc, p.message, path) for p in exc.problems]) if doc else exc
 
@@ -108,6 +122,11 @@ def _expand_hosts(spec: ClusterSpec) -> list[HostSlot]:
 @cache
 def _leaf_name(pod: int, rail: int, index: int) -> str:
     return f"leaf-r{rail}-p{pod:02d}-{index + 1:02d}"
+
+
+@cache
+def _rack_leaf_name(pod: int, rack: int) -> str:
+    return f"leaf-p{pod:02d}-rack{rack + 1:03d}"
 
 
 @cache
@@ -155,11 +174,17 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         pod, slot = divmod(i, per_pod)
         leaves_in_pod[pod] = max(leaves_in_pod.get(pod, 0), slot // per_leaf + 1)
 
+    rack = layout.rack
+    groups = layout.groups
+
+    def leaf_name(pod: int, rail: int, j: int) -> str:
+        return _rack_leaf_name(pod, j) if rack else _leaf_name(pod, rail, j)
+
     slots: list[SwitchSlot] = []
     for pod in range(layout.pods):
-        for rail in range(rails):
+        for group in range(groups):
             for j in range(leaves_in_pod.get(pod, 0)):
-                slots.append(SwitchSlot(_leaf_name(pod, rail, j), "leaf", pod, rail, None, j))
+                slots.append(SwitchSlot(leaf_name(pod, group, j), "leaf", pod, None if rack else group, None, j))
     for pod in range(layout.pods):
         for s in range(layout.spines_per_pod):
             slots.append(SwitchSlot(_spine_name(pod, s, three), "spine", pod if three else None, None, s if three else None,
@@ -176,26 +201,28 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         leaf_index, port = divmod(slot, per_leaf)
         for nic in profiles[host.profile]:
             assert nic.rail is not None
-            leaf = _leaf_name(pod, nic.rail, leaf_index)
-            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed, leaf_w),
+            leaf = leaf_name(pod, nic.rail, leaf_index)
+            # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
+            number = port * rails + nic.rail + 1 if rack else port + 1
+            raw.append(PlannedLink(host.name, nic.netdev, leaf, model_port_name(leaf_os, tiers.leaf.model, number, tiers.leaf.speed, leaf_w),
                         "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
 
     k1 = layout.leaf_spine_links
     ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
     for pod in range(layout.pods):
         count = leaves_in_pod.get(pod, 0)
-        for rail in range(rails):
+        for rail in range(groups):
             for j in range(count):
-                leaf = _leaf_name(pod, rail, j)
+                leaf = leaf_name(pod, rail, j)
                 position = rail * layout.leaves_per_rail + j
                 for s in range(layout.spines_per_pod):
                     spine = _spine_name(pod, s, three)
                     for t in range(k1):
                         leaf_port = layout.leaf_uplink_start + s * k1 + t
                         spine_port = 1 + position * k1 + t
-                        raw.append(PlannedLink(leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed, leaf_w),
-                                    spine, port_name(spine_os, spine_port, tiers.spine.speed, spine_w),
-                                    "leaf-spine", rail, ls_speed, False))
+                        raw.append(PlannedLink(leaf, model_port_name(leaf_os, tiers.leaf.model, leaf_port, tiers.leaf.speed, leaf_w),
+                                    spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
+                                    "leaf-spine", None if rack else rail, ls_speed, False))
     if three:
         sup = tiers.super_spine
         assert sup is not None
@@ -208,32 +235,14 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k2):
                         spine_port = layout.spine_uplink_start + m * k2 + t
                         super_port = 1 + pod * k2 + t
-                        raw.append(PlannedLink(spine, port_name(spine_os, spine_port, tiers.spine.speed, spine_w),
-                                    _super_name(s, m), port_name(sup.os, super_port, sup.speed, tier_sku(sup).width),
+                        raw.append(PlannedLink(spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
+                                    _super_name(s, m), model_port_name(sup.os, sup.model, super_port, sup.speed, tier_sku(sup).width),
                                     "spine-superspine", None, ss_speed, False))
     return slots, raw
 
 
-def _address(raw: list[PlannedLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None,
-             lengths: dict[tuple[str, str], int]) -> list[Link]:
-    need = 2 * len(raw)
-    if need > pool.num_addresses:
-        raise _relocate(SpecError([Problem(
-            f"{len(raw)} links need {need} addresses (/31 each), but the p2p pool {pool} has {pool.num_addresses}",
-            file="fabric")]), doc, ("fabric", "addressing", "p2p"))
-    base = int(pool.network_address)
-    pack, ntoa = struct.Struct("!I").pack, socket.inet_ntoa  # ipaddress objects are too slow for 150k addresses
-    links = []
-    for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
-        upper = base + 2 * i
-        length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
-        links.append(Link(a, ap, b, bp, role, rail, speed,
-                          f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit, length))
-    return links
-
-
 def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
-              doc: SourceDoc | None) -> list[Switch]:
+              addresses: StableAddresses) -> list[Switch]:
     tiers = spec.fabric.tiers
     by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
     if tiers.super_spine:
@@ -250,18 +259,12 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
-    loop_base = int(spec.fabric.addressing.loopbacks.network_address) + 1
-    if len(slots) > spec.fabric.addressing.loopbacks.num_addresses - 2:
-        raise _relocate(SpecError([Problem(
-            f"{len(slots)} switches need loopbacks, but the pool {spec.fabric.addressing.loopbacks} has "
-            f"{spec.fabric.addressing.loopbacks.num_addresses - 2} usable addresses", file="fabric")]),
-            doc, ("fabric", "addressing", "loopbacks"))
     skus = {name: tier_sku(tier) for name, tier in by_tier.items()}
     result = []
-    for i, slot in enumerate(slots):
+    for slot in slots:
         tier = by_tier[slot.tier]
-        qos = default_qos
-        qos_path: tuple[str | int, ...] = ("qos",)
+        qos: QosIntent = default_qos
+        qos_path: DataPath = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
@@ -272,10 +275,9 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         sku = skus[slot.tier]
         role_length = dict(qos.cable_by_role)
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = port_index(os_name, my_port, speed, sku.width)
+            index = model_port_index(os_name, tier.model, my_port, speed, sku.width)
             entries.append(SwitchPort(
-                my_port, index, port_lanes(os_name, index, speed, sku.width) if index else (), link.speed,
-                direction,  # type: ignore[arg-type]
+                my_port, index, model_port_lanes(os_name, tier.model, index, speed, sku.width) if index else (), link.speed, direction,  # type: ignore[arg-type]
                 peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
                 link.rail, f"{peer}:{peer_port}",
                 cable_m=link.length_m or role_length.get(link.role, qos.cable_length_m),
@@ -284,25 +286,12 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=None, ports=tuple(entries), qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
-
-
-def _mgmt_addresses(spec: ClusterSpec, count: int, doc: SourceDoc | None) -> list[str] | None:
-    pool = spec.fabric.addressing.mgmt
-    if pool is None:
-        return None
-    usable = pool.num_addresses - 2
-    if count > usable:
-        raise _relocate(SpecError([Problem(
-            f"{count} devices need management addresses, but {pool} has {usable}", file="fabric")]),
-            doc, ("fabric", "addressing", "mgmt"))
-    base = int(pool.network_address) + 1
-    return [f"{ipaddress.IPv4Address(base + i)}/{pool.prefixlen}" for i in range(count)]
 
 
 def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:

@@ -1,18 +1,24 @@
-"""Size a rail-optimized Clos from port counts and the oversubscription target.
+"""Size a rail-optimized (or rack/ToR) Clos from port counts and the oversubscription targets.
 
-Rail r of every host goes to a leaf of rail r. A pod holds ``leaves_per_rail``
-leaves of every rail and its own spines; every leaf reaches every spine of its
+Rail r of every host goes to a leaf of rail r (``rack`` topology: every NIC of
+a rack's hosts goes to the rack's leaf, and a "rail" below is the one group of
+all leaves). A pod holds ``leaves_per_rail`` leaves of every rail and its own
+spines; every leaf reaches every spine of its
 pod over ``leaf_spine_links`` links. In a 3-tier fabric spine j of every pod
 belongs to plane j, and reaches each of the plane's super-spines over
 ``spine_super_links`` links. Even spread (every switch reaches each upstream
 peer over the same number of links) keeps ECMP balanced; among the layouts that
-allow it we pick the fewest switches, then the fewest pods.
+allow it we pick the fewest switches, then the fewest pods (or the pod size
+``hosts_per_zone`` asks for). Leaves fill evenly: the hosts of a pod are spread
+over the fewest leaves that take them, ``ceil(hosts / leaves)`` each, so an
+oversubscribed fabric has no 42/4 split. Each tier has its own down:up ratio
+(below 1 is undersubscribed: spare uplinks).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from fabgen.errors import Problem, SpecError
@@ -42,6 +48,8 @@ class Layout:
     supers_per_plane: int = 0
     spine_super_links: int = 0
     spine_uplink_start: int = 0
+    rack: bool = False
+    """Rack/ToR topology: a leaf takes every NIC of ``hosts_per_leaf`` hosts; ``leaves_per_rail`` is racks per pod."""
 
     @property
     def planes(self) -> int:
@@ -50,6 +58,16 @@ class Layout:
     @property
     def hosts_per_pod(self) -> int:
         return self.leaves_per_rail * self.hosts_per_leaf
+
+    @property
+    def groups(self) -> int:
+        """Leaf groups per pod: one per rail, or one for the rack topology."""
+        return 1 if self.rack else self.rails
+
+    @property
+    def leaf_downlinks(self) -> int:
+        """Host ports on the fullest leaf."""
+        return self.hosts_per_leaf * (self.rails if self.rack else 1)
 
 
 def _down_capacity(ports: int, down_speed: int, up_speed: int, ratio: Fraction) -> int:
@@ -69,23 +87,53 @@ def _fail(message: str) -> SpecError:
     return SpecError([Problem(message, file="fabric")])
 
 
+def _ratio_text(ratio: Fraction) -> str:
+    return f"{ratio}:1" if ratio.denominator == 1 else f"{float(ratio):g}:1"
+
+
 def size_fabric(
     hosts: int, rails: int, nic_speed: int, leaf: TierShape, spine: TierShape,
-    super_spine: TierShape | None, ratio: Fraction,
+    super_spine: TierShape | None, ratio: Fraction, spine_ratio: Fraction | None = None, *,
+    hosts_per_rack: int | None = None, hosts_per_zone: int | None = None,
 ) -> Layout:
-    """The layout for ``hosts`` hosts, or a :class:`SpecError` naming the numbers that do not fit."""
-    capacity = _down_capacity(leaf.ports, nic_speed, spine.speed, ratio)
-    if capacity == 0:
-        raise _fail(f"a {leaf.ports}-port leaf cannot take any host at {ratio}:1 oversubscription")
-    per_leaf = min(capacity, hosts)
-    leaves_per_rail_total = math.ceil(hosts / capacity)
-    uplinks = _uplinks_for(per_leaf, nic_speed, spine.speed, ratio)
-    uplink_room = leaf.ports - per_leaf
+    """The layout for ``hosts`` hosts, or a :class:`SpecError` naming the numbers that do not fit.
+
+    ``ratio`` is the leaves' down:up target, ``spine_ratio`` the spines' (default: ``ratio``).
+    """
+    spine_ratio = ratio if spine_ratio is None else spine_ratio
+    zone = min(hosts_per_zone, hosts) if hosts_per_zone else hosts
+    if hosts_per_rack is not None:
+        down = hosts_per_rack * rails
+        uplinks = _uplinks_for(down, nic_speed, spine.speed, ratio)
+        if down + uplinks > leaf.ports:
+            raise _fail(f"a rack of {hosts_per_rack} hosts x {rails} NICs needs {down} leaf ports down and {uplinks} "
+                        f"up at {_ratio_text(ratio)}, more than the leaf's {leaf.ports}")
+        if hosts_per_zone and hosts_per_zone % hosts_per_rack:
+            raise _fail(f"hosts_per_zone {hosts_per_zone} is not a whole number of racks of {hosts_per_rack}")
+        per_leaf, capacity, groups = min(hosts_per_rack, hosts), hosts_per_rack, 1
+        zone_leaves = math.ceil(zone / hosts_per_rack)
+        leaves_total = math.ceil(hosts / hosts_per_rack)
+        uplinks = _uplinks_for(per_leaf * rails, nic_speed, spine.speed, ratio)
+        used_down, down_cap = per_leaf * rails, down
+    else:
+        capacity = _down_capacity(leaf.ports, nic_speed, spine.speed, ratio)
+        if capacity == 0:
+            raise _fail(f"a {leaf.ports}-port leaf cannot take any host at {_ratio_text(ratio)} oversubscription")
+        zone_leaves = math.ceil(zone / capacity)
+        per_leaf = math.ceil(zone / zone_leaves)  # even fill: no leaf far below the others
+        leaves_total = math.ceil(hosts / per_leaf)
+        groups = rails
+        uplinks = _uplinks_for(per_leaf, nic_speed, spine.speed, ratio)
+        used_down, down_cap = per_leaf, capacity
+    room = leaf.ports - used_down
+    rack = hosts_per_rack is not None
 
     if super_spine is None:
-        return _two_tier(hosts, rails, per_leaf, capacity, leaves_per_rail_total, uplinks, uplink_room, leaf, spine)
-    return _three_tier(hosts, rails, per_leaf, capacity, leaves_per_rail_total, uplinks, uplink_room,
-                       leaf, spine, super_spine, ratio)
+        layout = _two_tier(hosts, groups, used_down, down_cap, leaves_total, uplinks, room, leaf, spine)
+    else:
+        layout = _three_tier(hosts, groups, used_down, down_cap, leaves_total, uplinks, room,
+                             leaf, spine, super_spine, spine_ratio, zone_leaves if hosts_per_zone else None)
+    return replace(layout, rails=rails, hosts_per_leaf=per_leaf, rack=rack)
 
 
 def _uplink_start(capacity: int, used_down: int, uplinks: int, ports: int) -> int:
@@ -111,10 +159,12 @@ def _two_tier(hosts: int, rails: int, per_leaf: int, capacity: int, lpr: int, up
 
 
 def _three_tier(hosts: int, rails: int, per_leaf: int, capacity: int, lpr_total: int, uplinks: int, room: int,
-                leaf: TierShape, spine: TierShape, sup: TierShape, ratio: Fraction) -> Layout:
+                leaf: TierShape, spine: TierShape, sup: TierShape, ratio: Fraction,
+                zone_leaves: int | None = None) -> Layout:
     best: tuple[tuple[int, int, int], Layout] | None = None
     spine_down_cap = _down_capacity(spine.ports, spine.speed, sup.speed, ratio)
-    for lpr in range(min(lpr_total, spine.ports), 0, -1):
+    choices = [zone_leaves] if zone_leaves else range(min(lpr_total, spine.ports), 0, -1)
+    for lpr in choices:
         pods = math.ceil(lpr_total / lpr)
         if pods > sup.ports:
             break
@@ -148,6 +198,7 @@ def _three_tier(hosts: int, rails: int, per_leaf: int, capacity: int, lpr_total:
         most = rails * lpr_max * capacity * sup.ports
         raise _fail(
             f"{hosts * rails} NIC ports ({hosts} hosts x {rails} rails) do not fit a 3-tier fabric of "
-            f"{leaf.ports}/{spine.ports}/{sup.ports}-port switches at {ratio}:1: it tops out at {most} NIC ports "
+            f"{leaf.ports}/{spine.ports}/{sup.ports}-port switches at {_ratio_text(ratio)}"
+            + (f" in zones of {zone_leaves} leaves per rail" if zone_leaves else "") + f": it tops out at {most} NIC ports "
             f"({capacity} hosts per leaf, {lpr_max} leaves per rail per pod, {sup.ports} pods)")
     return best[1]

@@ -50,7 +50,7 @@ def summary(plan: FabricPlan) -> dict[str, object]:
         "tiers": layout.tiers,
         "pods": layout.pods,
         "leaves_per_rail_per_pod": layout.leaves_per_rail,
-        "leaves_per_pod": layout.leaves_per_rail * spec.fabric.rails,
+        "leaves_per_pod": layout.leaves_per_rail * layout.groups,
         "spines_per_pod" if layout.tiers == 3 else "spines": layout.spines_per_pod,
         "switches": {_TIER_LABEL[t]: n for t, n in sorted(switches.items())},
         "switches_total": len(plan.switches),
@@ -63,10 +63,22 @@ def summary(plan: FabricPlan) -> dict[str, object]:
         out["super_spines_per_plane"] = layout.supers_per_plane
         out["links_spine_to_each_super_spine"] = layout.spine_super_links
     out["links_leaf_to_each_spine"] = layout.leaf_spine_links
+    out["topology"] = "rack" if layout.rack else "rail"
+    out["hosts_per_leaf"] = _hosts_per_leaf(plan)
     routing = routing_summary(plan.switches, spec.fabric.routing.asn_scheme)
     if routing is not None:
         out["routing"] = routing
     return out
+
+
+def _hosts_per_leaf(plan: FabricPlan) -> dict[str, int]:
+    """Fewest and most hosts on a leaf that has any: an uneven fill hides behind "ports used"."""
+    hosts: dict[str, set[str]] = {}
+    for link in plan.links:
+        if link.role == "host-leaf":
+            hosts.setdefault(link.b_device, set()).add(link.a_device)
+    counts = [len(v) for v in hosts.values()] or [0]
+    return {"min": min(counts), "max": max(counts)}
 
 
 def summary_table(plan: FabricPlan) -> str:
@@ -75,13 +87,18 @@ def summary_table(plan: FabricPlan) -> str:
     lines = [
         f"cluster {s['cluster']}: {s['hosts']:,} hosts, {s['gpus']:,} GPUs, {s['rails']} rails, {s['tiers']}-tier",
     ]
+    per = f"racks of {layout.hosts_per_leaf} hosts" if layout.rack else f"{layout.leaves_per_rail} per rail"
     if layout.tiers == 3:
-        lines.append(f"{layout.pods} pods of {s['leaves_per_pod']} leaves ({layout.leaves_per_rail} per rail) "
+        lines.append(f"{layout.pods} pods of {s['leaves_per_pod']} leaves ({per}) "
                      f"and {layout.spines_per_pod} spines; {layout.planes} planes of {layout.supers_per_plane} "
                      f"super-spines, {layout.spine_super_links} link(s) from each spine to each")
     else:
-        lines.append(f"{s['leaves_per_pod']} leaves ({layout.leaves_per_rail} per rail), "
+        lines.append(f"{s['leaves_per_pod']} leaves ({per}), "
                      f"{layout.spines_per_pod} spines, {layout.leaf_spine_links} link(s) from each leaf to each spine")
+    fill = s["hosts_per_leaf"]
+    lines.append(f"{'rack (ToR)' if layout.rack else 'rail-optimized'} leaves: {fill['min']}"  # type: ignore[index]
+                 + (f"..{fill['max']}" if fill["min"] != fill["max"] else "")  # type: ignore[index]
+                 + " hosts per leaf")
     lines.append("")
     lines.append(f"{'tier':<12} {'switches':>9} {'ports used':>11} {'oversub':>9}")
     for name, row in s["per_tier"].items():  # type: ignore[attr-defined]

@@ -33,6 +33,13 @@ class ClusterSpec(SpecModel):
     nccl: NcclPolicy = NcclPolicy()
 
     _source: object = PrivateAttr(default=None)
+    _ipam: tuple[object, ...] = PrivateAttr(default=())
+    """Rows of ``fabric.ipam`` (:class:`fabgen.spec.ipam.IpamRow`), read at validation so planning stays pure."""
+
+    @property
+    def ipam_rows(self):  # type: ignore[no-untyped-def]
+        """The pinned addresses read from ``fabric.ipam``, each with its file and line."""
+        return self._ipam
 
     @property
     def source(self):  # type: ignore[no-untyped-def]

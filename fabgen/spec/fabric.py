@@ -21,6 +21,19 @@ Ratio = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[
 Glob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
 
 
+def _check_ratio(value: str) -> str:
+    down, up = (Fraction(p) for p in value.split(":"))
+    if down <= 0 or up <= 0:
+        raise ValueError("oversubscription is down:up with both > 0, e.g. '1:1', '3:1' or '1:1.125' (spare uplinks)")
+    return value
+
+
+def parse_ratio(value: str) -> Fraction:
+    """``3:1`` -> 3, ``1:1.125`` -> 8/9: downlink bandwidth per unit of uplink bandwidth."""
+    down, up = (Fraction(p) for p in value.split(":"))
+    return down / up
+
+
 class Tier(SpecModel):
     os: SwitchOs
     model: Token
@@ -42,6 +55,14 @@ class Tier(SpecModel):
         if self.hwsku is not None and self.os != "sonic":
             raise ValueError(f"hwsku names a SONiC SKU; this tier runs {self.os}")
         return self
+    oversubscription: Ratio | None = None
+    """This tier's down:up bandwidth (``1:1.125`` is undersubscribed: spare uplinks); ``fabric.oversubscription``
+    when omitted. On the top tier it has no uplinks to apply to and is refused."""
+
+    @field_validator("oversubscription")
+    @classmethod
+    def _tier_ratio(cls, value: str | None) -> str | None:
+        return None if value is None else _check_ratio(value)
 
 
 class Tiers(SpecModel):
@@ -97,27 +118,71 @@ class SwitchOverride(SpecModel):
     qos: QosPolicy
 
 
+class DevicePin(SpecModel):
+    """What a site fixes by hand for one device, over what its position would give it."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")] | None = None
+    """A switch's name instead of the planner's (the key stays the planner's name)."""
+    loopback: ipaddress.IPv4Address | None = None
+    """A switch's loopback, inside ``addressing.loopbacks``."""
+    mgmt: ipaddress.IPv4Address | None = None
+    """A device's management address, inside ``addressing.mgmt``."""
+
+
 class Fabric(SpecModel):
     rails: Annotated[int, Field(ge=1, le=32)]
     tiers: Tiers
     oversubscription: Ratio = "1:1"
-    """Downlink to uplink bandwidth per switch, ``3:1`` or ``1:1``."""
+    """Downlink to uplink bandwidth per switch, ``3:1``, ``1:1`` or ``1:1.125``; a tier's own
+    ``oversubscription`` overrides it for that tier."""
+    topology: Literal["rail", "rack"] = "rail"
+    """``rail``: NIC r of every host to a leaf of rail r. ``rack``: one leaf (ToR) per ``hosts_per_rack``
+    hosts, taking every NIC of them (Meta's RTSW)."""
+    hosts_per_rack: Annotated[int, Field(ge=1, le=1024)] | None = None
+    """Hosts behind one leaf in the ``rack`` topology."""
+    hosts_per_zone: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """Hosts per pod (AI zone) in a 3-tier fabric, instead of the fewest pods that fit."""
     load_balancing: LoadBalancing = LoadBalancing()
     addressing: Addressing = Addressing()
     cabling: list[Cable] = []
     switch_overrides: list[SwitchOverride] = []
     routing: Routing = Routing()
     """The eBGP underlay (``fabgen.spec.routing``)."""
+    devices: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")], DevicePin] = {}
+    """Pins by the planner's device name (``leaf-r0-p00-01``, a host's name); ASNs are pinned with
+    ``routing.asn_overrides``."""
+    ipam: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,255}\.(ya?ml|csv)$")] | None = None
+    """A YAML (``device: {loopback, mgmt}``) or CSV (``device,loopback,mgmt``) file of pinned addresses,
+    relative to the spec's directory."""
 
     @field_validator("oversubscription")
     @classmethod
     def _ratio_positive(cls, value: str) -> str:
-        down, up = (Fraction(p) for p in value.split(":"))
-        if down <= 0 or up <= 0 or down < up:
-            raise ValueError("oversubscription is down:up with down >= up > 0, e.g. '1:1' or '3:1'")
-        return value
+        return _check_ratio(value)
+
+    @model_validator(mode="after")
+    def _topology_fields(self) -> Fabric:
+        if self.topology == "rack" and self.hosts_per_rack is None:
+            raise ValueError("topology 'rack' needs hosts_per_rack (hosts behind one leaf)")
+        if self.topology == "rail" and self.hosts_per_rack is not None:
+            raise ValueError("hosts_per_rack applies to topology 'rack' only")
+        if self.hosts_per_zone is not None and self.tiers.super_spine is None:
+            raise ValueError("hosts_per_zone sizes the pods of a 3-tier fabric; add a super_spine tier")
+        top = self.tiers.super_spine or self.tiers.spine
+        if top.oversubscription is not None:
+            raise ValueError("the top tier has no uplinks: its oversubscription applies to nothing")
+        return self
 
     @property
     def ratio(self) -> Fraction:
-        down, up = (Fraction(p) for p in self.oversubscription.split(":"))
-        return down / up
+        """The fabric-wide target (the default of every tier)."""
+        return parse_ratio(self.oversubscription)
+
+    def tier_ratio(self, tier: str) -> Fraction:
+        """The down:up target of ``tier`` (``leaf``, ``spine``): its own, else the fabric's."""
+        own = getattr(self.tiers, tier).oversubscription
+        return parse_ratio(own) if own is not None else self.ratio
+
+    def tier_ratio_text(self, tier: str) -> str:
+        own = getattr(self.tiers, tier).oversubscription
+        return str(own) if own is not None else self.oversubscription

@@ -64,6 +64,9 @@ PATTERN_WORDS: Final[dict[str, str]] = {
         'a device and port as device:port, e.g. "gt00001:ens1np0" or "leaf-r0-p00-01:Ethernet1/1"',
     r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$": 'a class name of letters, digits, "_" and "-", e.g. "roce"',
     r"^[^\x00-\x1f\x7f\u2028\u2029]{0,1023}$": "one line of at most 1023 characters, without control characters",
+    r"^[A-Za-z0-9_./-]{1,255}\.(ya?ml|csv)$":
+        'a relative file path of letters, digits, "_", ".", "/" and "-" ending in .yaml, .yml or .csv, '
+        'e.g. "ipam/site1.csv"',
     HOST_PATTERN: 'a host name of letters, digits, ".", "_" and "-" (at most 41 characters), or a pattern with '
                   'one {index} field, e.g. "gt{index:05d}"',
 }

@@ -28,6 +28,10 @@ def validate_spec(doc: SourceDoc) -> ClusterSpec:
     if problems:
         raise SpecError(_unique(problems))
     spec._source = doc
+    if spec.fabric.ipam is not None:
+        from fabgen.spec.ipam import read_ipam
+
+        spec._ipam = read_ipam(doc, spec.fabric.ipam)
     return spec
 
 

@@ -307,7 +307,7 @@ def test_example_inventory_parses_with_ansible_inventory(tmp_path: Path) -> None
     assert data["leaf"]["hosts"] == ["leaf-r0-p00-01", "leaf-r1-p00-01", "leaf-r2-p00-01", "leaf-r3-p00-01"]
     assert data["rail_2"]["hosts"] == ["leaf-r2-p00-01"]
     assert set(data["switches"]["children"]) == {"leaf", "spine"}
-    assert data["_meta"]["hostvars"]["lab01"]["ansible_host"] == "192.0.2.7"
+    assert data["_meta"]["hostvars"]["lab01"]["ansible_host"] == "192.0.2.1"  # hosts first in the mgmt pool (fabgen.plan.addressing)
     assert data["_meta"]["hostvars"]["spine-01"]["fabgen_tier"] == "spine"
     # How Ansible would reach each device: the OS group's vars reach every member.
     spine, host = data["_meta"]["hostvars"]["spine-01"], data["_meta"]["hostvars"]["lab01"]

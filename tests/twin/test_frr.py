@@ -15,9 +15,9 @@ import fabgen
 from fabgen.plan import FabricPlan
 from fabgen.twin.frr import frr_files, parse_bgpd_conf
 from fabgen.twin.system import TwinError
-from tests.helpers import EXAMPLE_NAMES, example
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, example
 
-SPECS = {"pod32": POD32, **{name: example(name) for name in EXAMPLE_NAMES if name != "llama3-24k"}}
+SPECS = {"pod32": POD32, **{name: example(name) for name in EXAMPLE_NAMES if name not in LARGE_EXAMPLES}}
 
 
 def _plan(path: Path) -> FabricPlan:
@@ -49,7 +49,8 @@ def test_lab_leaf_conf_reads_as_frr_syntax() -> None:
     assert " neighbor 10.10.0.32 remote-as 4200010000\n" in text
     assert "  network 10.10.0.0/31\n" in text and "  maximum-paths 4\n" in text
     rail3 = frr_files(_plan(LAB).switch("leaf-r3-p00-01")).bgpd
-    assert "  network 10.10.0.22/31\n" in rail3 and "  network 10.10.0.30/31\n" not in rail3, \
+    # leaf-r3-p00-01 is leaf position 3: its ports' /31s start at 10.10.0.192; lab03 on port 3, lab04 on port 4.
+    assert "  network 10.10.0.196/31\n" in rail3 and "  network 10.10.0.198/31\n" not in rail3, \
         "lab04's mlx5_3 is out of service: its /31 is not originated"
 
 

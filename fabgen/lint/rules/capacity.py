@@ -33,7 +33,7 @@ def _ratio(value: Fraction) -> str:
 def _explicit_near(ctx: LintContext, names: set[str]) -> tuple[DataPath, ...]:
     """``fabric.cabling`` entries touching any of ``names``, in spec order."""
     found = [path for ends, path in ctx.cable_paths.items() if any(d in names for d, _ in ends)]
-    return tuple(sorted(found, key=lambda p: p[2]))  # type: ignore[return-value]
+    return tuple(sorted(found, key=lambda p: p[2]))
 
 
 def oversubscription_exceeded(ctx: LintContext) -> Iterator[Hit]:
@@ -42,7 +42,7 @@ def oversubscription_exceeded(ctx: LintContext) -> Iterator[Hit]:
     What it checks:
         For every leaf, and every spine below a super-spine tier: the sum of the
         speeds of its down ports divided by the sum of its up ports must not exceed
-        ``fabric.oversubscription``. A switch with downlinks and no uplinks below
+        its tier's ``oversubscription`` (default ``fabric.oversubscription``). A switch with downlinks and no uplinks below
         the top tier counts as infinitely oversubscribed.
 
     Why it matters:
@@ -59,7 +59,7 @@ def oversubscription_exceeded(ctx: LintContext) -> Iterator[Hit]:
         Restore the uplinks (or add some), or move hosts to leaves with spare
         uplink capacity; raise the target only if the design really is oversubscribed.
     """
-    target = ctx.spec.fabric.ratio
+    fabric = ctx.spec.fabric
     top = "super_spine" if ctx.plan.layout.tiers == 3 else "spine"
     worst: dict[str, list[tuple[Fraction | None, Switch]]] = {}
     for switch in ctx.plan.switches:
@@ -70,7 +70,7 @@ def oversubscription_exceeded(ctx: LintContext) -> Iterator[Hit]:
         if not down:
             continue
         ratio = Fraction(down, up) if up else None
-        if ratio is None or ratio > target:
+        if ratio is None or ratio > fabric.tier_ratio(switch.tier):
             worst.setdefault(switch.tier, []).append((ratio, switch))
     for tier in ("leaf", "spine"):
         bad = worst.get(tier)
@@ -81,9 +81,10 @@ def oversubscription_exceeded(ctx: LintContext) -> Iterator[Hit]:
         shown = "no uplinks" if ratio is None else _ratio(ratio)
         names = [s.name for _, s in bad]
         yield Hit(
-            f"{_switches_phrase(tier, names)} the {ctx.spec.fabric.oversubscription} oversubscription target"
+            f"{_switches_phrase(tier, names)} the {fabric.tier_ratio_text(tier)} oversubscription target"
             + (f": {shown}" if len(names) == 1 else f"; worst: {first.name} at {shown}"),
-            ctx.at(ctx.first_written(("fabric", "oversubscription"), ("fabric",))),
+            ctx.at(ctx.first_written(("fabric", "tiers", tier, "oversubscription"), ("fabric", "oversubscription"),
+                                     ("fabric",))),
             "restore or add uplinks, or move hosts off these switches",
             tuple(ctx.at(p, note="explicit cable on one of them") for p in _explicit_near(ctx, set(names))[:3]),
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fabgen.lint.context import OS_NAMES, LintContext, hosts_phrase
 from fabgen.lint.finding import Hit
-from fabgen.plan.ports import port_name
+from fabgen.plan.platforms import model_port_name
 from fabgen.source import DataPath
 
 
@@ -118,8 +118,8 @@ def port_beyond_radix(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(
                 f"{switch.name}:{port.name} {what}",
                 ctx.at(ctx.link_path(link) if link else ctx.tier_path(switch.tier, "ports")),
-                f"use a port between {port_name(switch.os, 1, switch.speed)} and "
-                f"{port_name(switch.os, switch.radix, switch.speed)}",
+                f"use a port between {model_port_name(switch.os, switch.model, 1, switch.speed)} and "
+                f"{model_port_name(switch.os, switch.model, switch.radix, switch.speed)}",
                 (ctx.at(ctx.tier_path(switch.tier, "ports"), note="tier radix"),),
             )
 

@@ -67,7 +67,7 @@ def analyse(ctx: LintContext) -> WiringReport | None:
     cached = ctx.memo.get("wiring_report")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    from fabgen.plan.ports import port_index
+    from fabgen.plan.platforms import model_port_index
 
     plan = ctx.plan
     planned: dict[frozenset[End], Link] = {}
@@ -85,7 +85,7 @@ def analyse(ctx: LintContext) -> WiringReport | None:
         if end in backend or end in by_end:
             return True
         switch = switches.get(device)
-        return switch is not None and port_index(switch.os, port, switch.speed, switch.port_width) > 0
+        return switch is not None and model_port_index(switch.os, switch.model, port, switch.speed, switch.port_width) > 0
 
     seen: set[frozenset[End]] = set()
     odd: list[ObservedLink] = []

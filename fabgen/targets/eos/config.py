@@ -36,12 +36,13 @@ from decimal import Decimal
 from jinja2 import Environment
 
 from fabgen.errors import Problem
-from fabgen.plan import FabricPlan, Switch, SwitchPort
+from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
+from fabgen.plan.platforms import management_port
+from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
-from fabgen.targets.base import ReadBack, RenderContext, Target
 
 TEMPLATE = "eos/switch.cfg.j2"
 EOS_MAX_MTU = 9214
@@ -272,7 +273,9 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     )
     management = None
     if switch.mgmt:
-        management = IpInterface("Management0" if _MODULAR_MODEL.match(switch.model) else "Management1", switch.mgmt)
+        known = management_port(switch.model)  # the model table first; the name pattern for models it lacks
+        management = IpInterface(known or ("Management0" if _MODULAR_MODEL.match(switch.model) else "Management1"),
+                                 switch.mgmt)
     title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
     return EosConfig(
         title=config_text(title),

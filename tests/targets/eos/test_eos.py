@@ -176,7 +176,7 @@ def test_lab_leaf_content() -> None:
     for line in ("priority-flow-control pause watchdog default recovery-time 0.4",
                  "priority-flow-control pause watchdog default polling-interval 0.1",
                  "priority-flow-control pause watchdog action drop", "ip routing", "interface Loopback0",
-                 "   ip address 10.255.0.1/32", "interface Management1", "   ip address 192.0.2.1/24"):
+                 "   ip address 10.255.0.1/32", "interface Management1", "   ip address 192.0.2.5/24"):
         assert line in lines
     assert lines[-1] == "end" and text.endswith("end\n")
     # 7060DX5 is a Tomahawk: no sand profile, and the file says why.

@@ -162,7 +162,7 @@ nv set interface swp1 description node01:ens2np0
 nv set interface swp1 link mtu 9216
 nv set interface swp1 link speed 400G
 nv set interface swp1 link state up
-nv set interface swp1 ip address 10.30.0.2/31
+nv set interface swp1 ip address 10.30.0.128/31
 nv set interface swp1 qos pfc-watchdog state enable
 
 nv set interface swp2 type swp
@@ -170,7 +170,7 @@ nv set interface swp2 description node02:ens2np0
 nv set interface swp2 link mtu 9216
 nv set interface swp2 link speed 400G
 nv set interface swp2 link state up
-nv set interface swp2 ip address 10.30.0.10/31
+nv set interface swp2 ip address 10.30.0.130/31
 nv set interface swp2 qos pfc-watchdog state enable
 
 nv set interface swp3 type swp
@@ -178,7 +178,7 @@ nv set interface swp3 description node03:ens2np0
 nv set interface swp3 link mtu 9216
 nv set interface swp3 link speed 400G
 nv set interface swp3 link state up
-nv set interface swp3 ip address 10.30.0.18/31
+nv set interface swp3 ip address 10.30.0.132/31
 nv set interface swp3 qos pfc-watchdog state enable
 
 nv set interface swp4 type swp
@@ -186,7 +186,7 @@ nv set interface swp4 description node04:ens2np0
 nv set interface swp4 link mtu 9216
 nv set interface swp4 link speed 400G
 nv set interface swp4 link state up
-nv set interface swp4 ip address 10.30.0.26/31
+nv set interface swp4 ip address 10.30.0.134/31
 nv set interface swp4 qos pfc-watchdog state enable
 
 nv set interface swp5 type swp
@@ -194,7 +194,7 @@ nv set interface swp5 description node05:ens2np0
 nv set interface swp5 link mtu 9216
 nv set interface swp5 link speed 400G
 nv set interface swp5 link state up
-nv set interface swp5 ip address 10.30.0.34/31
+nv set interface swp5 ip address 10.30.0.136/31
 nv set interface swp5 qos pfc-watchdog state enable
 
 nv set interface swp6 type swp
@@ -202,7 +202,7 @@ nv set interface swp6 description node06:ens2np0
 nv set interface swp6 link mtu 9216
 nv set interface swp6 link speed 400G
 nv set interface swp6 link state up
-nv set interface swp6 ip address 10.30.0.42/31
+nv set interface swp6 ip address 10.30.0.138/31
 nv set interface swp6 qos pfc-watchdog state enable
 
 nv set interface swp33 type swp
@@ -210,7 +210,7 @@ nv set interface swp33 description spine-01:swp4
 nv set interface swp33 link mtu 9216
 nv set interface swp33 link speed 400G
 nv set interface swp33 link state up
-nv set interface swp33 ip address 10.30.0.61/31
+nv set interface swp33 ip address 10.30.0.193/31
 nv set interface swp33 qos pfc-watchdog state enable
 
 nv set interface swp34 type swp
@@ -218,7 +218,7 @@ nv set interface swp34 description spine-01:swp5
 nv set interface swp34 link mtu 9216
 nv set interface swp34 link speed 400G
 nv set interface swp34 link state up
-nv set interface swp34 ip address 10.30.0.63/31
+nv set interface swp34 ip address 10.30.0.195/31
 nv set interface swp34 qos pfc-watchdog state enable
 
 nv set interface swp35 type swp
@@ -226,7 +226,7 @@ nv set interface swp35 description spine-01:swp6
 nv set interface swp35 link mtu 9216
 nv set interface swp35 link speed 400G
 nv set interface swp35 link state up
-nv set interface swp35 ip address 10.30.0.65/31
+nv set interface swp35 ip address 10.30.0.197/31
 nv set interface swp35 qos pfc-watchdog state enable
 
 nv set interface swp36 type swp
@@ -234,7 +234,7 @@ nv set interface swp36 description spine-02:swp4
 nv set interface swp36 link mtu 9216
 nv set interface swp36 link speed 400G
 nv set interface swp36 link state up
-nv set interface swp36 ip address 10.30.0.67/31
+nv set interface swp36 ip address 10.30.0.199/31
 nv set interface swp36 qos pfc-watchdog state enable
 
 nv set interface swp37 type swp
@@ -242,7 +242,7 @@ nv set interface swp37 description spine-02:swp5
 nv set interface swp37 link mtu 9216
 nv set interface swp37 link speed 400G
 nv set interface swp37 link state up
-nv set interface swp37 ip address 10.30.0.69/31
+nv set interface swp37 ip address 10.30.0.201/31
 nv set interface swp37 qos pfc-watchdog state enable
 
 nv set interface swp38 type swp
@@ -250,7 +250,7 @@ nv set interface swp38 description spine-02:swp6
 nv set interface swp38 link mtu 9216
 nv set interface swp38 link speed 400G
 nv set interface swp38 link state up
-nv set interface swp38 ip address 10.30.0.71/31
+nv set interface swp38 ip address 10.30.0.203/31
 nv set interface swp38 qos pfc-watchdog state enable
 
 if [ "$apply" = yes ]; then

@@ -162,7 +162,7 @@ nv set interface swp1 description leaf-r0-p00-01:swp36
 nv set interface swp1 link mtu 9216
 nv set interface swp1 link speed 400G
 nv set interface swp1 link state up
-nv set interface swp1 ip address 10.30.0.54/31
+nv set interface swp1 ip address 10.30.0.70/31
 nv set interface swp1 qos pfc-watchdog state enable
 
 nv set interface swp2 type swp
@@ -170,7 +170,7 @@ nv set interface swp2 description leaf-r0-p00-01:swp37
 nv set interface swp2 link mtu 9216
 nv set interface swp2 link speed 400G
 nv set interface swp2 link state up
-nv set interface swp2 ip address 10.30.0.56/31
+nv set interface swp2 ip address 10.30.0.72/31
 nv set interface swp2 qos pfc-watchdog state enable
 
 nv set interface swp3 type swp
@@ -178,7 +178,7 @@ nv set interface swp3 description leaf-r0-p00-01:swp38
 nv set interface swp3 link mtu 9216
 nv set interface swp3 link speed 400G
 nv set interface swp3 link state up
-nv set interface swp3 ip address 10.30.0.58/31
+nv set interface swp3 ip address 10.30.0.74/31
 nv set interface swp3 qos pfc-watchdog state enable
 
 nv set interface swp4 type swp
@@ -186,7 +186,7 @@ nv set interface swp4 description leaf-r1-p00-01:swp36
 nv set interface swp4 link mtu 9216
 nv set interface swp4 link speed 400G
 nv set interface swp4 link state up
-nv set interface swp4 ip address 10.30.0.66/31
+nv set interface swp4 ip address 10.30.0.198/31
 nv set interface swp4 qos pfc-watchdog state enable
 
 nv set interface swp5 type swp
@@ -194,7 +194,7 @@ nv set interface swp5 description leaf-r1-p00-01:swp37
 nv set interface swp5 link mtu 9216
 nv set interface swp5 link speed 400G
 nv set interface swp5 link state up
-nv set interface swp5 ip address 10.30.0.68/31
+nv set interface swp5 ip address 10.30.0.200/31
 nv set interface swp5 qos pfc-watchdog state enable
 
 nv set interface swp6 type swp
@@ -202,7 +202,7 @@ nv set interface swp6 description leaf-r1-p00-01:swp38
 nv set interface swp6 link mtu 9216
 nv set interface swp6 link speed 400G
 nv set interface swp6 link state up
-nv set interface swp6 ip address 10.30.0.70/31
+nv set interface swp6 ip address 10.30.0.202/31
 nv set interface swp6 qos pfc-watchdog state enable
 
 nv set interface swp7 type swp
@@ -210,7 +210,7 @@ nv set interface swp7 description leaf-r2-p00-01:swp36
 nv set interface swp7 link mtu 9216
 nv set interface swp7 link speed 400G
 nv set interface swp7 link state up
-nv set interface swp7 ip address 10.30.0.78/31
+nv set interface swp7 ip address 10.30.1.70/31
 nv set interface swp7 qos pfc-watchdog state enable
 
 nv set interface swp8 type swp
@@ -218,7 +218,7 @@ nv set interface swp8 description leaf-r2-p00-01:swp37
 nv set interface swp8 link mtu 9216
 nv set interface swp8 link speed 400G
 nv set interface swp8 link state up
-nv set interface swp8 ip address 10.30.0.80/31
+nv set interface swp8 ip address 10.30.1.72/31
 nv set interface swp8 qos pfc-watchdog state enable
 
 nv set interface swp9 type swp
@@ -226,7 +226,7 @@ nv set interface swp9 description leaf-r2-p00-01:swp38
 nv set interface swp9 link mtu 9216
 nv set interface swp9 link speed 400G
 nv set interface swp9 link state up
-nv set interface swp9 ip address 10.30.0.82/31
+nv set interface swp9 ip address 10.30.1.74/31
 nv set interface swp9 qos pfc-watchdog state enable
 
 nv set interface swp10 type swp
@@ -234,7 +234,7 @@ nv set interface swp10 description leaf-r3-p00-01:swp36
 nv set interface swp10 link mtu 9216
 nv set interface swp10 link speed 400G
 nv set interface swp10 link state up
-nv set interface swp10 ip address 10.30.0.90/31
+nv set interface swp10 ip address 10.30.1.198/31
 nv set interface swp10 qos pfc-watchdog state enable
 
 nv set interface swp11 type swp
@@ -242,7 +242,7 @@ nv set interface swp11 description leaf-r3-p00-01:swp37
 nv set interface swp11 link mtu 9216
 nv set interface swp11 link speed 400G
 nv set interface swp11 link state up
-nv set interface swp11 ip address 10.30.0.92/31
+nv set interface swp11 ip address 10.30.1.200/31
 nv set interface swp11 qos pfc-watchdog state enable
 
 nv set interface swp12 type swp
@@ -250,7 +250,7 @@ nv set interface swp12 description leaf-r3-p00-01:swp38
 nv set interface swp12 link mtu 9216
 nv set interface swp12 link speed 400G
 nv set interface swp12 link state up
-nv set interface swp12 ip address 10.30.0.94/31
+nv set interface swp12 ip address 10.30.1.202/31
 nv set interface swp12 qos pfc-watchdog state enable
 
 if [ "$apply" = yes ]; then

@@ -1,0 +1,261 @@
+"""Stable addressing: every address from a device's position, never from enumeration order.
+
+Why: when addresses are handed out in list order, one explicit cable (which
+moves a link to the end of the list) or a ratio change (which changes how many
+switches come before the hosts) renumbers every device after it, and a review of
+a two-cable change drowns in a fabric-wide diff. Here each pool is cut into
+fixed blocks, one per tier (and hosts), and a device's address is its block's
+start plus its position in the layout:
+
+- **p2p** (``/31`` each): every leaf owns ``radix`` /31s, one per front-panel
+  port; the /31 of a host-leaf or leaf-spine link is the one of its *leaf port*.
+  In a 3-tier fabric every spine owns ``radix`` /31s the same way for its links
+  to super-spines. Cables whose port is outside the OS's scheme (or beyond the
+  radix, or a second cable on one port) take /31s from the top of the pool
+  down, in ``fabric.cabling`` order, skipping /31s a port already has.
+- **loopbacks** (``/32``): leaves, then spines, then super-spines.
+- **mgmt**: hosts (spec order), then leaves, spines, super-spines.
+
+A block holds the next power of two of its tier's slots (at least 1), so a tier
+can grow inside its block without moving the next one. Positions: leaf ``j`` of
+rail ``r`` in pod ``p`` is ``(p * leaves_per_rail + j) * rails + r`` (rail
+topology) or ``p * racks_per_pod + j`` (rack topology); spine ``s`` of pod ``p``
+is ``p * spines_per_pod + s``; super-spine ``m`` of plane ``q`` is
+``q * supers_per_plane + m``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fabgen.errors import Problem, SpecError
+from fabgen.plan.platforms import model_port_index
+from fabgen.source import DataPath, SourceDoc, spec_problem
+
+if TYPE_CHECKING:
+    from fabgen.plan.layout import Layout
+    from fabgen.plan.model import Link
+    from fabgen.plan.slots import PlannedLink, SwitchSlot
+    from fabgen.spec import ClusterSpec
+
+_PACK = struct.Struct("!I").pack
+_ADDR = ("fabric", "addressing")
+
+
+def _ntoa(value: int) -> str:
+    return socket.inet_ntoa(_PACK(value))  # ipaddress objects are too slow for 300k addresses
+
+
+def room(count: int) -> int:
+    """Slots a block keeps for ``count`` devices: the next power of two, so a tier can grow in place."""
+    return 1 << max(count - 1, 0).bit_length()
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One tier's share of a pool, as ``fabgen plan`` and the README describe it."""
+
+    pool: str
+    role: str
+    first: str
+    last: str
+    slots: int
+    """Devices (or, for p2p, /31s) the block can hold."""
+    used: int
+
+
+def carve(pool: ipaddress.IPv4Network, wants: Sequence[tuple[str, int, int]], label: str, first_offset: int,
+          doc: SourceDoc | None, path: DataPath) -> dict[str, tuple[int, Block]]:
+    """Cut ``pool`` into consecutive blocks: ``(role, used, slots)`` each of ``width`` addresses per slot.
+
+    ``wants`` gives each block's role, the slots it uses and the width of a slot
+    in addresses (1 for a host address, 2 for a /31). Returns each role's first
+    address (as an int) and its description; refuses, at the pool's spec line, a
+    pool too small for the layout, naming every block.
+    """
+    base = int(pool.network_address) + first_offset
+    end = int(pool.broadcast_address) - (1 if first_offset else 0)  # host pools keep the broadcast address
+    out: dict[str, tuple[int, Block]] = {}
+    cursor = base
+    rows = []
+    for role, used, width in wants:
+        slots = room(used)
+        size = slots * width
+        rows.append(f"{role} {used} (block of {slots}" + (f" x {width} addresses)" if width > 1 else ")"))
+        out[role] = (cursor, Block(label, role, _ntoa(cursor), _ntoa(cursor + size - 1), slots, used))
+        cursor += size
+    if cursor - 1 > end:
+        need = cursor - base
+        raise SpecError([spec_problem(doc, (
+            f"the {label} pool {pool} has {end - base + 1} usable addresses, but the layout needs {need}: "
+            + ", ".join(rows) + "; every tier gets a power-of-two block so that it can grow in place"), path)])
+    return out
+
+
+def switch_ordinals(slots: Sequence[SwitchSlot], layout: Layout, rails: int) -> dict[str, int]:
+    """Each switch's position in its tier (see the module docstring), independent of which others exist."""
+    out: dict[str, int] = {}
+    racks = getattr(layout, "rack", False)
+    for slot in slots:
+        pod = slot.pod or 0
+        if slot.tier == "leaf":
+            if racks:
+                out[slot.name] = pod * layout.leaves_per_rail + slot.index
+            else:
+                out[slot.name] = (pod * layout.leaves_per_rail + slot.index) * rails + (slot.rail or 0)
+        elif slot.tier == "spine":
+            out[slot.name] = pod * layout.spines_per_pod + slot.index
+        else:
+            out[slot.name] = (slot.plane or 0) * layout.supers_per_plane + slot.index
+    return out
+
+
+def tier_slots(layout: Layout, rails: int) -> dict[str, int]:
+    """How many positions each tier has in this layout (empty leaf positions included)."""
+    leaves = layout.pods * layout.leaves_per_rail * (1 if getattr(layout, "rack", False) else rails)
+    out = {"leaf": leaves, "spine": layout.pods * layout.spines_per_pod}
+    if layout.tiers == 3:
+        out["super_spine"] = layout.planes * layout.supers_per_plane
+    return out
+
+
+_TIER_ROLE = {"leaf": "leaves", "spine": "spines", "super_spine": "super-spines"}
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchInfo:
+    tier: str
+    os: str
+    model: str
+    speed: int
+    radix: int
+    ordinal: int
+
+
+class StableAddresses:
+    """The address of every link, loopback and management interface of one plan."""
+
+    def __init__(self, spec: ClusterSpec, layout: Layout, slots: Sequence[SwitchSlot], doc: SourceDoc | None) -> None:
+        self.spec = spec
+        self.doc = doc
+        tiers = spec.fabric.tiers
+        shapes = {"leaf": tiers.leaf, "spine": tiers.spine}
+        if tiers.super_spine is not None:
+            shapes["super_spine"] = tiers.super_spine
+        ordinals = switch_ordinals(slots, layout, spec.fabric.rails)
+        self.switches = {s.name: SwitchInfo(s.tier, shapes[s.tier].os, shapes[s.tier].model, shapes[s.tier].speed, shapes[s.tier].ports,
+                                            ordinals[s.name]) for s in slots}
+        self.slots = tier_slots(layout, spec.fabric.rails)
+        self.tiers = [t for t in ("leaf", "spine", "super_spine") if t in self.slots]
+        self.blocks: list[Block] = []
+        self.pinned: dict[tuple[str, str], str] = {}
+        addressing = spec.fabric.addressing
+        p2p = [("leaves", self.slots["leaf"], 2 * tiers.leaf.ports)]
+        if layout.tiers == 3:
+            p2p.append(("spines", self.slots["spine"], 2 * tiers.spine.ports))
+        self.p2p_pool = addressing.p2p
+        self.p2p = carve(addressing.p2p, p2p, "p2p", 0, doc, (*_ADDR, "p2p"))
+        self.blocks += [b for _, b in self.p2p.values()]
+        loops = [(_TIER_ROLE[t], self.slots[t], 1) for t in self.tiers]
+        self.loopbacks = carve(addressing.loopbacks, loops, "loopback", 1, doc, (*_ADDR, "loopbacks"))
+        self.blocks += [b for _, b in self.loopbacks.values()]
+        self.mgmt: dict[str, tuple[int, Block]] | None = None
+        if addressing.mgmt is not None:
+            hosts = sum(len(g.host_names()) for g in spec.hosts)
+            self.mgmt = carve(addressing.mgmt, [("hosts", hosts, 1), *loops], "mgmt", 1, doc, (*_ADDR, "mgmt"))
+            self.blocks += [b for _, b in self.mgmt.values()]
+
+    def pin(self, pinned: dict[tuple[str, str], str]) -> None:
+        """Pinned addresses ((device, ``loopback``/``mgmt``) -> address), checked by :mod:`fabgen.plan.pins`."""
+        self.pinned = pinned
+
+    def loopback(self, name: str) -> str:
+        pinned = self.pinned.get((name, "loopback"))
+        if pinned is not None:
+            return f"{pinned}/32"
+        info = self.switches[name]
+        return f"{_ntoa(self.loopbacks[_TIER_ROLE[info.tier]][0] + info.ordinal)}/32"
+
+    def switch_mgmt(self, name: str) -> str | None:
+        if self.mgmt is None:
+            return None
+        pinned = self.pinned.get((name, "mgmt"))
+        if pinned is not None:
+            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+        info = self.switches[name]
+        return f"{_ntoa(self.mgmt[_TIER_ROLE[info.tier]][0] + info.ordinal)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+
+    def host_mgmt(self, index: int, name: str) -> str | None:
+        """``index``: the host's position in the spec's host list (group order, then the group's own order)."""
+        if self.mgmt is None:
+            return None
+        pinned = self.pinned.get((name, "mgmt"))
+        if pinned is not None:
+            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+        return f"{_ntoa(self.mgmt['hosts'][0] + index)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+
+    def links(self, raw: Sequence[PlannedLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
+        """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
+        spine of a spine-super-spine link."""
+        from fabgen.plan.model import Link
+
+        blocks = {"leaf": self.p2p["leaves"][0]}
+        if "spines" in self.p2p:
+            blocks["spine"] = self.p2p["spines"][0]
+        taken: set[int] = set()
+        spill: list[int] = []
+        firsts: list[int] = []
+        # Hot loop (800k links at 262k GPUs): the port number of each owner's port name, memoised per device kind.
+        owner_of = self.switches.get
+        numbers: dict[tuple[str, str, int], dict[str, int]] = {}
+        for position, (a, ap, b, bp, role, *_rest) in enumerate(raw):
+            device, port = (b, bp) if role == "host-leaf" else (a, ap)
+            info = owner_of(device)
+            first = -1
+            if info is not None and info.tier in blocks:
+                kind = (info.os, info.model, info.speed)
+                known = numbers.get(kind)
+                if known is None:
+                    known = numbers[kind] = {}
+                index = known.get(port)
+                if index is None:
+                    index = known[port] = model_port_index(info.os, info.model, port, info.speed)
+                if 1 <= index <= info.radix:
+                    first = blocks[info.tier] + 2 * (info.ordinal * info.radix + index - 1)
+                    if first in taken:
+                        first = -1
+                    else:
+                        taken.add(first)
+            if first < 0:
+                spill.append(position)
+            firsts.append(first)
+        if spill:
+            # From the top of the pool down, skipping /31s a port already has: the top of the last block is the
+            # last position's last ports, rarely cabled, so a tight pool still takes a few odd cables.
+            candidate = int(self.p2p_pool.broadcast_address) + 1
+            floor = int(self.p2p_pool.network_address)
+            for position in spill:
+                candidate -= 2
+                while candidate in taken and candidate >= floor:
+                    candidate -= 2
+                if candidate < floor:
+                    raise SpecError([spec_problem(self.doc, (
+                        f"{len(spill)} cable(s) outside the port scheme need /31s, but every /31 of the p2p pool "
+                        f"{self.p2p_pool} is taken"), (*_ADDR, "p2p"))])
+                firsts[position] = candidate
+        out = []
+        pack, ntoa = _PACK, socket.inet_ntoa
+        for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts):
+            length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
+            out.append(Link(a, ap, b, bp, role, rail, speed,
+                            f"{ntoa(pack(first + 1))}/31", f"{ntoa(pack(first))}/31", explicit, length))
+        return out
+
+
+def refuse(message: str, doc: SourceDoc | None, path: DataPath) -> SpecError:
+    return SpecError([spec_problem(doc, message, path)]) if doc else SpecError([Problem(message, file="fabric")])
