@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from fabgen.errors import Problem
 from fabgen.targets.cabling_limits import cable_port_problems
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
+from fabgen.targets.sonic.routing_limits import routing_limit_problems
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
@@ -29,4 +30,5 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     if not any(s.os == "sonic" for s in plan.switches):
         return []
     return [*watchdog_limit_problems(plan, "sonic", WATCHDOG),
-            *cable_port_problems(plan, "sonic", PORT_FORM, "Ethernet0, Ethernet8 (the first lane)")]
+            *cable_port_problems(plan, "sonic", PORT_FORM, "Ethernet0, Ethernet8 (the first lane)"),
+            *routing_limit_problems(plan)]

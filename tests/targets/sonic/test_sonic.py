@@ -107,6 +107,9 @@ def test_required_tables_are_present(pod: FabricPlan) -> None:
         "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PORT_QOS_MAP", "WRED_PROFILE",
         "SCHEDULER", "QUEUE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH",
         "PFC_WD", "FLEX_COUNTER_TABLE",
+    } | {  # fabgen.targets.sonic.routing
+        "LOOPBACK_INTERFACE", "DEVICE_NEIGHBOR", "SWITCH_HASH", "MGMT_PORT", "MGMT_INTERFACE", "BGP_GLOBALS",
+        "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
     }
 
 
