@@ -100,7 +100,7 @@ _BY_SERIES = sorted(PLATFORMS, key=lambda p: -len(p.series))
 def series_of(model: str) -> str:
     """``DCS-7060DX5-64S`` -> ``7060DX5-64S`` (upper case, vendor prefix off)."""
     name = model.upper()
-    return name[4:] if name.startswith("DCS-") else name
+    return name.removeprefix("DCS-")
 
 
 def platform(model: str) -> Platform | None:

@@ -67,7 +67,7 @@ def routing_sections(switch: Switch) -> list[Section]:
     if adaptive_routing(switch):
         router["adaptive-routing"] = {"enable": ON}
     if router:
-        notes = ["eBGP underlay: this switch's ASN and router-id (its loopback)."] if bgp else []
+        notes: list[str] = ["eBGP underlay: this switch's ASN and router-id (its loopback)."] if bgp else []
         if adaptive_routing(switch):
             notes.append("Adaptive routing (per-packet, load-aware) for load_balancing spray; enabling it "
                          "restarts switchd.")
@@ -93,8 +93,8 @@ def routing_sections(switch: Switch) -> list[Section]:
     }}}
     if bgp.multipath_relax:
         vrf_bgp["path-selection"] = {"multipath": {"aspath-ignore": ON}}
-    notes = ("One numbered session per planned /31; announce the loopback and in-service host subnets; "
+    summary = ("One numbered session per planned /31; announce the loopback and in-service host subnets; "
              f"ECMP over up to {bgp.maximum_paths} paths"
              + ("; multipath across peer ASNs (aspath-ignore)." if bgp.multipath_relax else "."),)
-    sections.append((("vrf",), {"default": {"router": {"bgp": vrf_bgp}}}, notes))
+    sections.append((("vrf",), {"default": {"router": {"bgp": vrf_bgp}}}, summary))
     return sections

@@ -21,10 +21,10 @@ import re
 from typing import Any
 
 import pytest
-from helpers import example, spec_data, dump
+from helpers import dump, example, spec_data
 from ruamel.yaml import YAML
 
-import fabgen.pipeline as pipeline
+from fabgen import pipeline
 from fabgen.plan import FabricPlan, Switch
 from fabgen.targets.avd.target import check_avd
 

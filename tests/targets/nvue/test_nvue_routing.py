@@ -13,8 +13,8 @@ import pytest
 from fabgen.errors import SpecError
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.plan import FabricPlan
-from fabgen.targets.nvue.parse import check_nvue_startup, load_set_tree, parse_nv_set
 from fabgen.targets.nvue.config import nvue_config, startup_yaml
+from fabgen.targets.nvue.parse import check_nvue_startup, load_set_tree, parse_nv_set
 from tests.helpers import dump, spec_data
 
 

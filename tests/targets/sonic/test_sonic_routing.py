@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 from helpers import dump, spec_data
+from test_sonic_yang import yang_dir  # noqa: F401  (fixture: libyang and the reference models)
 
-import fabgen.pipeline as pipeline
+from fabgen import pipeline
 from fabgen.errors import SpecError
 from fabgen.plan import FabricPlan
 from fabgen.targets.sonic.config_db import config_db
 from fabgen.targets.sonic.routing import ECMP_HASH_FIELDS
-
-from test_sonic_yang import yang_dir  # noqa: F401  (fixture: libyang and the reference models)
 from fabgen.targets.sonic.yang import validate_config_db
 
 
