@@ -26,6 +26,9 @@ WATCHDOG = WatchdogLimits(
     "shorter of the two; its actions are drop, notify-only and errdisable, and only drop unblocks a stuck queue",
     poll_at_most_half=True)
 
+MAX_PATHS = 600
+"""``maximum-paths`` and its ``ecmp`` bound in AVD's ``router_bgp`` schema (1-600)."""
+
 PORT_FORM = re.compile(r"Ethernet[1-9][0-9]{0,2}(/[1-9][0-9]?){0,2}")
 
 
@@ -46,6 +49,11 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     problems = watchdog_limit_problems(plan, "eos", WATCHDOG)
     problems += cable_port_problems(plan, "eos", PORT_FORM, "Ethernet1/1")
     problems += load_balancing_problems(plan, eos)
+    widest = max((s.bgp.maximum_paths for s in eos if s.bgp is not None), default=0)
+    if widest > MAX_PATHS:
+        at = ("fabric", "routing", "maximum_paths") if plan.spec.fabric.routing.maximum_paths else ("fabric", "tiers")
+        problems.append(spec_problem(plan.source, f"maximum-paths {widest} is above EOS's {MAX_PATHS} "
+                                                  "(maximum-paths ... ecmp ...)", at))
     seen_policies: set[tuple[str | int, ...]] = set()
     seen_speeds: set[tuple[str, str]] = set()
     for switch in eos:

@@ -562,3 +562,12 @@ def test_router_bgp_says_what_the_plan_says() -> None:
             assert f"      neighbor {n.address} activate" in lines
         assert [x[len("      network "):] for x in lines if x.startswith("      network ")] == list(bgp.networks)
         assert ("   bgp bestpath as-path multipath-relax" in lines) == bgp.multipath_relax
+
+
+def test_maximum_paths_above_eos_range_is_refused_at_its_line() -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["fabric"]["routing"] = {"maximum_paths": 700}
+    with pytest.raises(SpecError) as caught:
+        variant(edit)
+    (line,) = caught.value.lines()
+    assert "maximum-paths 700 is above EOS's 600" in line and "(at fabric.routing.maximum_paths)" in line
