@@ -75,8 +75,9 @@ def _config(c) -> str:  # type: ignore[no-untyped-def]
         for n in b.neighbors:
             out.append(f"   neighbor {n.address} remote-as {n.remote_as}")
             if n.bfd:
-                out += [f"   neighbor {n.address} bfd", f"   neighbor {n.address} bfd interval {n.bfd.interval} "
-                        f"min-rx {n.bfd.interval} multiplier {n.bfd.multiplier}"]
+                out += [f"   neighbor {n.address} bfd",
+                        f"   neighbor {n.address} bfd interval {n.bfd.interval} min-rx {n.bfd.interval} "
+                        + f"multiplier {n.bfd.multiplier}"]
             if n.description:
                 out.append(f"   neighbor {n.address} description {n.description}")
         out += ["   !", "   address-family ipv4"]
