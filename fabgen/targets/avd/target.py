@@ -14,7 +14,6 @@ the text back with a real YAML parser and holds it to the shape AVD expects.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fabgen.errors import Problem
@@ -44,8 +43,29 @@ def _scalar(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=True)
+        return _quoted(value)
     raise TypeError(f"no YAML form for {type(value).__name__}")
+
+
+def _quoted(text: str) -> str:
+    """A YAML double-quoted scalar: printable ASCII as is, everything else escaped.
+
+    Not ``json.dumps``: JSON writes a character beyond U+FFFF as a surrogate
+    pair, which YAML reads back as two lone surrogates; YAML has ``\\U`` for it.
+    """
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _mapping(value: dict[str, Any], indent: int, lines: list[str], first_prefix: str | None = None) -> None:
