@@ -18,6 +18,20 @@ from fabgen.errors import FabgenError, Problem
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
 
+def _jobs(value: str) -> int:
+    """``-j N``: a whole number from 1 to :func:`max_jobs` (``-j 300`` once started 302 processes on 2 cores)."""
+    from fabgen.bounded import jobs_problem
+
+    try:
+        number = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value[:40]!r}") from None
+    problem = jobs_problem(number)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return number
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from fabgen.pipeline import load_spec
 
@@ -147,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", action="append", metavar="NAME", help="render only these devices (glob, repeatable)")
     p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+    p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                    help="render in N worker processes (same output; worth it for thousands of devices)")
     p.add_argument("-q", "--quiet", action="store_true")
 
@@ -168,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[..., None]]:
     """Command groups that live beside their subsystem (lint, ansible, ...)."""
     registers: list[Callable[..., None]] = []
-    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands"):
+    for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands",
+                   "fabgen.targets.sonic.commands"):
         try:
             imported = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -36,8 +36,9 @@ class _SwitchKind:
 
 _SWITCHES: dict[str, _SwitchKind] = {
     "eos": _SwitchKind("Arista EOS", "7060DX5-64S", None, 9216),
-    # model is DEVICE_METADATA hwsku: the SKU directory of the platform; SONiC ports take 9100 at most.
-    "sonic": _SwitchKind("SONiC", "Mellanox-SN5600-O64", "spectrum4", 9100),
+    # SN5600 runs its default SKU, ACS-SN5600 (64 cages; set tiers.*.hwsku for another);
+    # SONiC ports take 9100 at most.
+    "sonic": _SwitchKind("SONiC", "SN5600", "spectrum4", 9100),
     "cumulus": _SwitchKind("Cumulus Linux (NVUE)", "SN5600", "spectrum4", 9216),
 }
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabgen.errors import SpecError
+from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
 from fabgen.spec import ClusterSpec, validate_spec
@@ -76,9 +76,13 @@ def generate(
     jobs: int = 1,
 ) -> WriteResult | Drift:
     """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
+    from fabgen.bounded import jobs_problem
     from fabgen.targets.registry import device_matches, select_targets
     from fabgen.targets.render import render_files
 
+    problem = jobs_problem(jobs)
+    if problem:
+        raise FabgenError([Problem(f"jobs {problem}", file="fabgen")])
     fabric = plan_fabric(spec)
     files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
     chosen = {t.name for t in select_targets(targets)}

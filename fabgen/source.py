@@ -24,7 +24,8 @@ from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from fabgen.errors import Problem, SpecError
+from fabgen.bounded import decode_utf8, read_bytes
+from fabgen.errors import FabgenError, Problem, SpecError
 
 MAX_BYTES = 16 * 1024 * 1024
 """Largest spec file read (16 MiB). A 24k-GPU spec is a few kB."""
@@ -38,6 +39,11 @@ pure-Python parser about 45 us and 0.6 kB: without this bound a 2 MB ``[1,1,1,..
 1.2 GB before the expanded-size check could refuse it. 200,000 explicit host names fit."""
 
 DataPath = tuple[str | int, ...]
+
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
+                        ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp"))
+"""Tags a spec may carry (implicitly or as ``!!str``). Anything else (``!vault``, ``!!python/object``, ``!Ref``)
+means the author expected a tool to do something with it; ignoring it silently would generate something else."""
 
 
 class _DepthLimitedComposer(Composer):
@@ -61,9 +67,15 @@ class _DepthLimitedComposer(Composer):
             raise ComposerError(None, None, f"more than {MAX_SOURCE_NODES} YAML nodes; refusing the rest", mark)
         self._nesting += 1
         try:
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self._nesting -= 1
+        tag = str(getattr(node.tag, "value", node.tag) or "")
+        if tag and tag not in _PLAIN_TAGS:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")[:60]
+            raise ComposerError(None, None, f"YAML tag {shown!r} is not supported: a spec is plain data "
+                                "(remove the tag; quote the value if it should be a string)", node.start_mark)
+        return node
 
 
 def format_path(path: DataPath) -> str:
@@ -152,24 +164,15 @@ def load_source(source: str | Path, *, text: str | None = None) -> SourceDoc:
 
 
 def _read_text(path: Path) -> str:
-    file = str(path)
+    """The spec's text: a regular file only (``/dev/zero`` and FIFOs report size 0), bounded by :data:`MAX_BYTES`."""
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise SpecError([Problem(f"spec is {size} bytes, larger than the {MAX_BYTES}-byte limit; refusing to read it", file=file)])
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError([Problem("no such file", file=file)]) from None
-    except IsADirectoryError:
-        raise SpecError([Problem("is a directory, not a spec file", file=file)]) from None
-    except OSError as exc:
-        raise SpecError([Problem(f"cannot read: {exc.strerror}", file=file)]) from None
+        raw = read_bytes(path, MAX_BYTES, what="spec")
+    except FabgenError as exc:
+        raise SpecError(exc.problems) from None
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SpecError([Problem(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", file=file, line=line, col=col)]) from None
+        return decode_utf8(raw, str(path), what="not valid UTF-8")
+    except FabgenError as exc:
+        raise SpecError(exc.problems) from None
 
 
 def _one_line(text: str) -> str:

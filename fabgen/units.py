@@ -13,9 +13,10 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, WithJsonSchema
 
-_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$", re.ASCII)
+"""ASCII digits only: ``\\d`` also matches ``٤٠٠``, which no switch or NIC tool reads."""
 
-_SPEED_GBPS = {"": 1, "g": 1, "gb": 1, "gbps": 1, "t": 1000, "tb": 1000, "tbps": 1000}
+_SPEED_GBPS = {"g": 1, "gb": 1, "gbps": 1, "t": 1000, "tb": 1000, "tbps": 1000}
 _SIZE_BYTES = {
     "": 1, "b": 1,
     "k": 1024, "kb": 1024, "kib": 1024,
@@ -39,6 +40,8 @@ def _parse(value: object, table: dict[str, int], what: str, example: str, minimu
     else:
         match = _NUMBER_UNIT.match(value)
         unit = match.group(2).lower() if match else None
+        if match is not None and unit == "" and "" not in table:
+            raise ValueError(f"{what} {value[:40]!r} needs a unit, e.g. {example!r}")
         if match is None or unit not in table:
             units = ", ".join(sorted(u for u in table if u))
             raise ValueError(f"cannot read {value[:40]!r} as a {what} (units: {units}; e.g. {example!r})")
@@ -75,17 +78,20 @@ def parse_length(value: object) -> int:
     return _parse(value, _LENGTH_M, "length", "5m")
 
 
-def _schema(pattern: str, example: str) -> WithJsonSchema:
-    return WithJsonSchema(
-        {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": pattern}], "examples": [example]}
-    )
+def _schema(pattern: str, example: str, *, bare: bool = True) -> WithJsonSchema:
+    """``bare``: a plain integer is allowed too (sizes in bytes, lengths in metres; not speeds or durations)."""
+    text = {"type": "string", "pattern": pattern}
+    if not bare:
+        return WithJsonSchema({**text, "examples": [example]})
+    return WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, text], "examples": [example]})
 
 
-Speed = Annotated[int, BeforeValidator(parse_speed), _schema(r"^\d+(\.\d+)?\s*([GgTt](b|bps)?)?$", "400G")]
+Speed = Annotated[int, BeforeValidator(parse_speed),
+                  _schema(r"^[0-9]+(\.[0-9]+)?\s*[GgTt](b|bps)?$", "400G", bare=False)]
 """Gb/s, written ``400G`` in the spec."""
-Size = Annotated[int, BeforeValidator(parse_size), _schema(r"^\d+(\.\d+)?\s*([KkMm]i?[Bb]?|[Bb])?$", "150KB")]
+Size = Annotated[int, BeforeValidator(parse_size), _schema(r"^[0-9]+(\.[0-9]+)?\s*([KkMm]i?[Bb]?|[Bb])?$", "150KB")]
 """Bytes, written ``150KB`` in the spec."""
-Duration = Annotated[int, BeforeValidator(parse_duration), _schema(r"^\d+(\.\d+)?\s*(ms|s)$", "200ms")]
+Duration = Annotated[int, BeforeValidator(parse_duration), _schema(r"^[0-9]+(\.[0-9]+)?\s*(ms|s)$", "200ms", bare=False)]
 """Milliseconds, written ``200ms`` in the spec."""
-Length = Annotated[int, BeforeValidator(parse_length), _schema(r"^\d+(\.\d+)?\s*(m|km)?$", "5m")]
+Length = Annotated[int, BeforeValidator(parse_length), _schema(r"^[0-9]+(\.[0-9]+)?\s*(m|km)?$", "5m")]
 """Metres, written ``5m`` in the spec."""

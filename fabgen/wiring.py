@@ -49,13 +49,24 @@ import bisect
 import csv
 import io
 import json
-import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from fabgen.bounded import (
+    MAX_CABLING_ROWS,
+    MAX_JSON_DEPTH,
+    MAX_WIRING_BYTES,
+    DuplicateKey,
+    duplicate_position,
+    json_depth,
+    no_duplicates,
+    read_bytes,
+    read_text,
+    walk_files,
+)
 from fabgen.errors import FabgenError, Problem
 
 __all__ = [
@@ -170,20 +181,9 @@ def _raise(problems: list[Problem]) -> None:
 
 
 def _read_text(path: Path) -> str:
-    """Read a file as UTF-8 (a BOM is tolerated: spreadsheets write one)."""
-    src = str(path)
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise FabgenError([Problem("is a directory, expected a file", file=src)]) from None
-    except OSError as exc:
-        raise FabgenError([Problem(f"cannot read: {exc.strerror or exc}", file=src)]) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise FabgenError([Problem("not UTF-8 text", file=src, line=line, col=col)]) from None
+    """A regular file of at most :data:`~fabgen.bounded.MAX_WIRING_BYTES`, as UTF-8 (a BOM is tolerated:
+    spreadsheets write one)."""
+    return read_text(path, MAX_WIRING_BYTES, what="wiring file", bom=True)
 
 
 class _Lines:
@@ -371,9 +371,14 @@ class _Locator:
         return self._lines.line(self._cursor)
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _json_documents(text: str, src: str, lines: _Lines) -> list[tuple[Any, int]]:
     """Every JSON document in the file with its start offset (lldpctl may print several)."""
-    decoder = json.JSONDecoder()
+    # a repeated interface key hides a cable; NaN and Infinity are not JSON
+    decoder = json.JSONDecoder(object_pairs_hook=no_duplicates, parse_constant=_not_json)
     docs: list[tuple[Any, int]] = []
     pos = 0
     while True:
@@ -383,12 +388,19 @@ def _json_documents(text: str, src: str, lines: _Lines) -> list[tuple[Any, int]]
             return docs
         try:
             doc, end = decoder.raw_decode(text, pos)
+        except DuplicateKey as exc:
+            line, col = duplicate_position(text, exc.key, pos)
+            message = f"duplicate key {json.dumps(exc.key)[:80]}; JSON keeps only the last one, hiding the first"
+            raise FabgenError([Problem(message, file=src, line=line, col=col)]) from None
         except json.JSONDecodeError as exc:
             raise FabgenError([Problem(f"invalid JSON: {exc.msg}", file=src, line=exc.lineno, col=exc.colno)]) from None
         except ValueError as exc:  # e.g. an integer beyond Python's digit limit
             raise FabgenError([Problem(f"invalid JSON: {exc}", file=src, line=lines.line(pos))]) from None
         except RecursionError:
             raise FabgenError([Problem("invalid JSON: nested too deeply", file=src, line=lines.line(pos))]) from None
+        if json_depth(doc) > MAX_JSON_DEPTH:
+            raise FabgenError([Problem(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", file=src,
+                                       line=lines.line(pos))])
         docs.append((doc, pos))
         pos = end
 
@@ -689,6 +701,7 @@ def read_cabling_csv(path: Path) -> list[ObservedLink]:
         message = f"header must be exactly {expected}; found {','.join(header)}"
         raise FabgenError([Problem(message, file=src, line=1, col=1)])
     links: list[ObservedLink] = []
+    rows = 0
     end = reader.line_num
     while True:
         try:
@@ -701,6 +714,10 @@ def read_cabling_csv(path: Path) -> list[ObservedLink]:
         start, end = end + 1, reader.line_num
         if not any(cell.strip() for cell in row):
             continue
+        rows += 1
+        if rows > MAX_CABLING_ROWS:
+            problems.append(Problem(f"more than {MAX_CABLING_ROWS} cables; refusing the rest", file=src, line=start))
+            break
         link = _check_row(row, start, src, problems)
         if link is not None:
             links.append(link)
@@ -745,13 +762,13 @@ def dedupe_links(links: Iterable[ObservedLink]) -> list[ObservedLink]:
 
 
 def wiring_files(top: Path) -> list[Path]:
-    """Wiring files under ``top``: sorted walk, hidden entries skipped, known suffixes only."""
-    found: list[Path] = []
-    for directory, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if not name.startswith(".") and Path(name).suffix.lower() in _WIRING_SUFFIXES:
-                found.append(Path(directory, name))
+    """Wiring files under ``top``: sorted walk, hidden entries skipped, known suffixes only.
+
+    The walk never leaves ``top`` (see :func:`fabgen.bounded.walk_files`); a link out of it, a FIFO or a
+    device is an error, as is a directory of more than :data:`~fabgen.bounded.MAX_WALK_FILES` files.
+    """
+    found, problems = walk_files(top, keep=lambda name: Path(name).suffix.lower() in _WIRING_SUFFIXES)
+    _raise(problems)
     return found
 
 
@@ -760,10 +777,10 @@ def is_cabling_csv(path: Path) -> bool:
     if path.suffix.lower() == ".csv":
         return True
     try:
-        with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-            first = handle.readline(200)
-    except OSError:
-        return False
+        head = read_bytes(path, MAX_WIRING_BYTES, what="wiring file")[:200]
+    except FabgenError:
+        return False  # the reader reports why
+    first = head.decode("utf-8-sig", errors="replace").partition("\n")[0]
     return first.startswith(f"{CABLING_COLUMNS[0]},{CABLING_COLUMNS[1]},")
 
 
@@ -784,8 +801,11 @@ def read_wiring(paths: Iterable[Path | str]) -> list[ObservedLink]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files.extend(wiring_files(path))
-        elif path.exists():
+            try:
+                files.extend(wiring_files(path))
+            except FabgenError as exc:
+                problems.extend(exc.problems)
+        elif path.exists() or path.is_symlink():
             files.append(path)
         else:
             problems.append(Problem("no such file or directory", file=str(path)))

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from fabgen._gc import paused_gc
-from fabgen.errors import OutputError, Problem
+from fabgen.bounded import MAX_MANIFEST_BYTES, load_json, read_text
+from fabgen.errors import FabgenError, OutputError, Problem
 
 MANIFEST = "manifest.json"
 _TMP_TAG = ".fabgen-tmp-"
@@ -71,14 +72,17 @@ def read_manifest(out_dir: Path) -> dict | None:  # type: ignore[type-arg]
     path = out_dir / MANIFEST
     if path.is_symlink() or not path.is_file():
         return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # bounded: an old tree's manifest is input like any other (a deep or huge one must not crash us)
+        manifest = load_json(read_text(path, MAX_MANIFEST_BYTES, what="manifest", follow=False), str(path))
+    except FabgenError:
         return None
     if not isinstance(manifest, dict) or manifest.get("generator") != "fabgen" or not isinstance(manifest.get("files"), dict):
         return None
     for rel, entry in manifest["files"].items():  # a corrupt or forged entry disowns the whole directory
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k, ""), str) for k in ("target", "device")):
+            return None
+        if not isinstance(entry.get("sha256", ""), str) or isinstance(entry.get("bytes", 0), bool) \
+                or not isinstance(entry.get("bytes", 0), int):
             return None
         try:
             if safe_relpath(rel) != rel:

@@ -52,7 +52,7 @@ from fabgen.targets.nccl.conf import parse_nccl_conf, parse_systemd_env
 from fabgen.plan import build_plan
 from fabgen.targets.environment import environment
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.registry import devices_of, targets
+from fabgen.targets.registry import devices_of, limit_problems, targets
 from fabgen.targets.render import render_files
 from fabgen.source import DataPath, SourceDoc, format_path, load_source
 from fabgen.spec import validate_spec
@@ -159,7 +159,11 @@ def validated(name: str, data: dict[str, Any]) -> Any:
     """Validate and plan ``data`` as if it came from the example's file (positions of the original)."""
     doc = dataclasses.replace(source_doc(name), data=data)
     spec = validate_spec(doc)
-    return build_plan(spec, doc)
+    fabric = build_plan(spec, doc)
+    problems = limit_problems(fabric)  # what `fabgen validate` refuses too (the targets' limits)
+    if problems:
+        raise SpecError(problems)
+    return fabric
 
 
 @dataclasses.dataclass(frozen=True)

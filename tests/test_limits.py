@@ -169,7 +169,7 @@ def test_unit_value_limit() -> None:
             data["host_profiles"]["lab-node"]["nics"][0]["speed"] = value
         return edited(edit)
     load_spec(speed(f"{MAX_AMOUNT}G"))
-    for value in (f"{MAX_AMOUNT + 1}G", MAX_AMOUNT + 1, "9" * 40 + "G", "9" * 400 + "T"):
+    for value in (f"{MAX_AMOUNT + 1}G", "9" * 40 + "G", "9" * 400 + "T"):
         error = refused(speed(value), "link speed is too large")
         assert [p.path for p in error.problems] == ["host_profiles.lab-node.nics[0].speed"]
 

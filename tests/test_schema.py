@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from fabgen.schema import spec_schema_text
 from tests.helpers import EXAMPLE_NAMES, ROOT, example, run_cli
@@ -28,4 +29,5 @@ def test_examples_carry_the_language_server_header() -> None:
 def test_schema_accepts_unit_strings() -> None:
     schema = json.loads(SCHEMA.read_text())
     speed = schema["$defs"]["Tier"]["properties"]["speed"]
-    assert {"type": "integer", "minimum": 0} in speed["anyOf"]
+    assert speed["type"] == "string" and "anyOf" not in speed, "a bare speed (400) needs a unit, as in the models"
+    assert re.fullmatch(speed["pattern"], "400G") and not re.fullmatch(speed["pattern"], "400")

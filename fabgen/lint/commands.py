@@ -38,7 +38,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     explicit = load_config(args.config) if args.config else None
     findings: list[Finding] = []
     notes: list[str] = []
-    failed = False
+    failures: list[Problem] = []
     strict = bool(args.strict)
     for path in args.spec:
         try:
@@ -54,20 +54,20 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         except FabgenError as exc:
             for line in exc.lines():
                 print(line, file=sys.stderr)
-            failed = True
+            failures += exc.problems
             continue
         findings += result.findings
         notes += result.notes
         strict = strict or config.strict
     findings.sort(key=Finding.sort_key)
-    text = format_findings(findings, args.format)
+    text = format_findings(findings, args.format, failures)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-    elif not (args.quiet and not findings and args.format == "text"):
+    elif not (args.quiet and not findings and not failures and args.format == "text"):
         sys.stdout.write(text)
     for note in notes:
         print(f"fabgen: note: {note}", file=sys.stderr)
-    if failed:
+    if failures:
         return EXIT_INPUT
     if any(f.severity == "error" for f in findings) or (findings and strict):
         return EXIT_FINDINGS

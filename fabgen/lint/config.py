@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fabgen.bounded import read_text
 from fabgen.errors import FabgenError, Problem
 from fabgen.lint.finding import SEVERITIES, Severity
 from fabgen.lint.registry import RULES, Rule, get_rule, suggest
@@ -140,15 +141,17 @@ def config_from_mapping(data: Any, file: str) -> LintConfig:
     )
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Largest lint configuration read (a ``pyproject.toml`` is a few kB)."""
+
+
 def load_config(path: Path | str) -> LintConfig:
     """Read a ``.fabgen.yaml`` (its ``lint`` key) or a ``pyproject.toml`` (``[tool.fabgen.lint]``)."""
     path = Path(path)
     file = str(path)
     if path.name == "pyproject.toml" or path.suffix == ".toml":
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise FabgenError([Problem(f"cannot read: {exc.strerror or exc}", file=file)]) from None
+        try:  # a regular file of at most 1 MiB (a FIFO named pyproject.toml must not hang CI)
+            data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES, what="configuration file"))
         except tomllib.TOMLDecodeError as exc:
             raise FabgenError([Problem(f"invalid TOML: {exc}", file=file)]) from None
         return config_from_mapping(data.get("tool", {}).get("fabgen", {}).get("lint"), file)
@@ -160,8 +163,8 @@ def load_config(path: Path | str) -> LintConfig:
 
 def _has_lint_table(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES, what="configuration file"))
+    except (FabgenError, tomllib.TOMLDecodeError):
         return False
     return isinstance(data.get("tool", {}).get("fabgen", {}).get("lint"), dict)
 

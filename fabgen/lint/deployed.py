@@ -25,10 +25,13 @@ OS target's :class:`~fabgen.targets.base.ReadBack` row in the registry.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fabgen.bounded import MAX_DEPLOYED_BYTES, inside, load_json, read_text
 from fabgen.errors import FabgenError, Problem
 
 if TYPE_CHECKING:
@@ -74,13 +77,29 @@ class Deployed:
     """What could not be checked in this fabgen (no parser for an OS), for the operator."""
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise FabgenError([Problem("not UTF-8 text", file=str(path))]) from None
-    except OSError as exc:
-        raise FabgenError([Problem(f"cannot read: {exc.strerror or exc}", file=str(path))]) from None
+def _read(path: Path, base: Path) -> str:
+    """A deployed file's text: a regular file inside ``base`` (a link out of the tree is never followed, so a
+    ``nccl.conf -> /etc/shadow`` cannot put someone's secrets into a CI log), at most 16 MiB."""
+    if not inside(base, path.parent) or path.is_symlink():
+        raise FabgenError([Problem("is a symbolic link (or under one); not followed", file=str(path))])
+    return read_text(path, MAX_DEPLOYED_BYTES, what="deployed file", follow=False)
+
+
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def redact(reason: str, known: set[str]) -> str:
+    """``reason`` with every quoted value that is not in ``known`` (names the plan has) replaced by ``'...'``.
+
+    The switch parsers quote what they found in the file (``port 'x' has no ...``); a deployed file may hold
+    anything, and a lint report must not carry a value the plan does not.
+    """
+    return _QUOTED.sub(lambda m: m.group() if m.group()[1:-1] in known else "'...'", reason)
+
+
+def _is_dir(path: Path, base: Path) -> bool:
+    """A real directory of the tree: not a link, not leading out."""
+    return not path.is_symlink() and path.is_dir() and inside(base, path)
 
 
 def _expected(plan: FabricPlan, switch: Switch, target: Target, fmt: ReadBack) -> CommonQos | str:
@@ -117,9 +136,9 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
 
     hosts: dict[str, tuple[DeployedEnv, ...]] = {}
     unknown: list[str] = []
-    if (base / "hosts").is_dir():
+    if _is_dir(base / "hosts", base):
         for entry in sorted((base / "hosts").iterdir()):
-            if entry.name.startswith((".", "_")) or not entry.is_dir():
+            if entry.name.startswith((".", "_")) or not _is_dir(entry, base):
                 continue
             if entry.name not in host_names:
                 unknown.append(f"hosts/{entry.name}")
@@ -127,8 +146,8 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
             files = []
             for name in HOST_FILES:
                 path = entry / name
-                if path.is_file():
-                    text = _read(path)
+                if os.path.lexists(path):
+                    text = _read(path, base)
                     reader = parse_nccl_conf_located if name == "nccl.conf" else parse_systemd_env_located
                     files.append(DeployedEnv(str(path), reader(text, str(path))))
             if files:
@@ -146,7 +165,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
             continue
         target, fmt = row
         path = base / fmt.path.format(name=switch.name)
-        if not path.is_file():
+        if not os.path.lexists(path):  # a FIFO or a link is there, and refused when read: not "missing"
             continue
         seen_switches.add(switch.name)
         key = (fmt.os, id(switch.qos))
@@ -156,16 +175,19 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
         if isinstance(expected, str):
             notes.append(f"{path}: not checked: {expected}")
             continue
-        text = _read(path)
         try:
-            data = json.loads(text) if fmt.kind == "json" else text
+            text = _read(path, base)
+            data = load_json(text, str(path)) if fmt.kind == "json" else text
             picture = fmt.parse(data)
-        except (ValueError, KeyError, TypeError, FabgenError) as exc:
-            reason = "; ".join(p.message for p in exc.problems[:2]) if isinstance(exc, FabgenError) else str(exc)
-            unreadable.append((str(path), reason))
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, FabgenError) as exc:
+            # a wrong-shaped file (a list where config_db has tables) must be a finding, not a traceback
+            reason = "; ".join(p.message for p in exc.problems[:2]) if isinstance(exc, FabgenError) else \
+                f"{type(exc).__name__}: {exc}" if isinstance(exc, AttributeError | IndexError) else str(exc)
+            known = {switch.name, *(getattr(port, "name", "") for port in getattr(switch, "ports", ()))}
+            unreadable.append((str(path), redact(reason, known)))
             continue
         switches.append(DeployedSwitch(switch.name, str(path), text, picture, expected))
-    if (base / "switches").is_dir():
+    if _is_dir(base / "switches", base):
         for entry in sorted((base / "switches").iterdir()):
             name = entry.name[:-4] if entry.is_file() and entry.name.endswith(".cfg") else entry.name
             if entry.name.startswith((".", "_")) or name in switch_names:

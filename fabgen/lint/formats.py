@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
+from fabgen.errors import Problem, printable
 from fabgen.lint.finding import Finding, Location
 from fabgen.lint.registry import RULES, Rule
 
@@ -25,7 +26,12 @@ def _where(location: Location) -> str:
     return f"{location.file}:{location.line or 1}:{location.col or 1}"
 
 
-def summary_line(findings: Sequence[Finding]) -> str:
+def summary_line(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
+    """The last line of the text report; never "No problems found." when some input could not be linted."""
+    if failures:
+        found = f"; {summary_line(findings)[0].lower()}{summary_line(findings)[1:]}" if findings else ""
+        return (f"Lint did not run completely: {len(failures)} input error{'s' if len(failures) != 1 else ''} "
+                f"(listed above){found}")
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
     if not findings:
@@ -36,21 +42,30 @@ def summary_line(findings: Sequence[Finding]) -> str:
     return "Found " + " and ".join(parts) + "."
 
 
-def format_text(findings: Sequence[Finding]) -> str:
-    lines = []
+def format_text(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
+    lines = [f"{p} [input error]" for p in failures]  # also on stderr; here so that a report file is complete
     for f in findings:
         lines.append(f"{_where(f.location)}: {f.severity} {f.code} [{f.slug}] {_one_line(f.message)}")
         if f.hint:
             lines.append(f"    hint: {f.hint}")
         for rel in f.related:
             lines.append(f"    see: {rel}" + (f" ({rel.note})" if rel.note else ""))
-    lines.append(summary_line(findings))
+    lines.append(summary_line(findings, failures))
     return "\n".join(lines) + "\n"
 
 
-def format_parsable(findings: Sequence[Finding]) -> str:
+def _problem_where(problem: Problem) -> str:
+    return f"{printable(problem.file, 4096)}:{problem.line or 1}:{problem.col or 1}"
+
+
+def _problem_text(problem: Problem) -> str:
+    return printable(problem.message) + (f" (at {printable(problem.path, 200)})" if problem.path else "")
+
+
+def format_parsable(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
     """``file:line:col: [severity] message (CODE)``: one line per finding, as editors and pre-commit expect."""
-    return "".join(f"{_where(f.location)}: [{f.severity}] {_one_line(f.message)} ({f.code})\n" for f in findings)
+    head = "".join(f"{_problem_where(p)}: [error] {_problem_text(p)} (input)\n" for p in failures)
+    return head + "".join(f"{_where(f.location)}: [{f.severity}] {_one_line(f.message)} ({f.code})\n" for f in findings)
 
 
 def _one_line(text: str) -> str:
@@ -66,8 +81,18 @@ def _location_dict(location: Location) -> dict[str, object]:
     return out
 
 
-def format_json(findings: Sequence[Finding]) -> str:
-    data = [
+def _problem_dict(problem: Problem) -> dict[str, object]:
+    out: dict[str, object] = {"file": problem.file, "line": problem.line, "col": problem.col,
+                              "message": printable(problem.message)}
+    if problem.path:
+        out["path"] = printable(problem.path, 200)
+    return out
+
+
+def format_json(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
+    """A list of findings; when some input could not be linted, an object whose ``error`` says so (a consumer that
+    expects the list fails loudly instead of reading ``[]`` as clean)."""
+    data: list[dict[str, object]] = [
         {
             "code": f.code,
             "slug": f.slug,
@@ -79,6 +104,11 @@ def format_json(findings: Sequence[Finding]) -> str:
         }
         for f in findings
     ]
+    if failures:
+        failed = {"error": {"message": f"lint did not run completely: {len(failures)} input error(s)",
+                            "problems": [_problem_dict(p) for p in failures]},
+                  "findings": data}
+        return json.dumps(failed, indent=2, sort_keys=True) + "\n"
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
@@ -90,9 +120,15 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def format_github(findings: Sequence[Finding]) -> str:
+def format_github(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
     """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=...::message``."""
     lines = []
+    for p in failures:
+        props = [f"file={_escape_property(p.file)}"]
+        if p.line:
+            props += [f"line={p.line}", f"col={p.col or 1}"]
+        props.append(f"title={_escape_property('fabgen input error')}")
+        lines.append(f"::error {','.join(props)}::{_escape_data(_problem_text(p))}")
     for f in findings:
         loc = f.location
         props = [f"file={_escape_property(loc.file)}"]
@@ -139,7 +175,13 @@ def _sarif_rule(rule: Rule) -> dict[str, object]:
     }
 
 
-def format_sarif(findings: Sequence[Finding]) -> str:
+def _notification(problem: Problem) -> dict[str, object]:
+    location = Location(problem.file, problem.line, problem.col, problem.path, "")
+    return {"level": "error", "message": {"text": _problem_text(problem)},
+            "locations": [{"physicalLocation": _physical(location)}]}
+
+
+def format_sarif(findings: Sequence[Finding], failures: Sequence[Problem] = ()) -> str:
     from fabgen.pipeline import __version__
 
     index = {rule.code: i for i, rule in enumerate(RULES)}
@@ -174,10 +216,15 @@ def format_sarif(findings: Sequence[Finding]) -> str:
             "results": results,
         }],
     }
+    if failures:  # SARIF 2.1.0 3.20: the run did not complete; say why, where
+        log["runs"][0]["invocations"] = [{  # type: ignore[index]
+            "executionSuccessful": False,
+            "toolExecutionNotifications": [_notification(p) for p in failures],
+        }]
     return json.dumps(log, indent=2, sort_keys=True) + "\n"
 
 
-FORMATTERS: dict[str, Callable[[Sequence[Finding]], str]] = {
+FORMATTERS: dict[str, Callable[[Sequence[Finding], Sequence[Problem]], str]] = {
     "text": format_text,
     "parsable": format_parsable,
     "json": format_json,
@@ -186,6 +233,7 @@ FORMATTERS: dict[str, Callable[[Sequence[Finding]], str]] = {
 }
 
 
-def format_findings(findings: Sequence[Finding], fmt: str = "text") -> str:
-    """Render ``findings`` in one of :data:`FORMATS`."""
-    return FORMATTERS[fmt](findings)
+def format_findings(findings: Sequence[Finding], fmt: str = "text", failures: Sequence[Problem] = ()) -> str:
+    """Render ``findings`` in one of :data:`FORMATS`; ``failures`` are input problems that kept lint from running on
+    some spec or evidence, which every format carries so a machine reader cannot mistake the run for clean."""
+    return FORMATTERS[fmt](findings, failures)

@@ -115,6 +115,9 @@ class Names:
 
     def __init__(self, plan: FabricPlan) -> None:
         from fabgen.plan.ports import lanes_per_port, port_name
+        from fabgen.targets.sonic.sku import SKUS
+
+        self._skus = SKUS
 
         self._port_name = port_name
         self._lanes = lanes_per_port
@@ -156,21 +159,24 @@ class Names:
             found = host_ports.get(port, port)
         else:
             switch = self.switches.get(device)
-            if switch is not None:
-                index = self._index(switch.os, port, switch.speed)
+            sku = self._skus.get(switch.hwsku or "") if switch is not None else None
+            if sku is not None:  # a SONiC SKU fabgen knows: its own names and aliases (etp33a), nothing else
+                found = sku.port_named(port) or port
+            elif switch is not None:
+                index = self._index(switch.os, port, switch.speed, switch.port_width)
                 if index:
-                    found = self._port_name(switch.os, index, switch.speed)
+                    found = self._port_name(switch.os, index, switch.speed, switch.port_width)
         self._port_cache[key] = found
         return found
 
-    def _index(self, os: str, port: str, speed: int) -> int:
+    def _index(self, os: str, port: str, speed: int, width: int | None = None) -> int:
         if os == "eos":
             match = self._EOS.match(port)
             return int(match.group(1)) if match else 0
         if os == "sonic":
             match = self._SONIC.match(port)
             if match:
-                number, width = int(match.group(1)), self._lanes(speed)
+                number, width = int(match.group(1)), width or self._lanes(speed)
                 return number // width + 1 if number % width == 0 else 0
             match = self._SONIC_ALIAS.match(port)
             return int(match.group(1)) if match else 0

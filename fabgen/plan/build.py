@@ -16,39 +16,24 @@ from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
-from fabgen.plan.nic import firmware_intents
 from fabgen.plan.layout import Layout, TierShape, size_fabric
-from fabgen.plan.model import BgpIntent, FabricPlan, Link, QosIntent, Switch, SwitchPort, TierName
-from fabgen.plan.ports import port_lanes, port_name, port_index
-from fabgen.plan.qos import qos_intent
+from fabgen.plan.model import (
+    BgpIntent,
+    FabricPlan,
+    Link,
+    QosIntent,
+    Switch,
+    SwitchPort,
+)
+from fabgen.plan.nic import firmware_intents
+from fabgen.plan.ports import port_index, port_lanes, port_name
+from fabgen.plan.qos import ROLES, qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
+from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
 from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
-from fabgen.spec.hosts import HostGroup, HostOverride
-
-
-@dataclass(frozen=True, slots=True)
-class HostSlot:
-    name: str
-    profile: str
-    group: int
-    override: HostOverride | None
-
-
-@dataclass(frozen=True, slots=True)
-class SwitchSlot:
-    name: str
-    tier: TierName
-    pod: int | None
-    rail: int | None
-    plane: int | None
-    index: int = 0
-    """Position in its group (leaf j of its pod and rail, spine s of its pod, super-spine m of its plane)."""
-
-
-# A planned link before addressing: (a_device, a_port, b_device, b_port, role, rail, speed, explicit)
-RawLink = tuple[str, str, str, str, str, int | None, int, bool]
+from fabgen.targets.sonic.sku import SKUS, lanes_per_port, resolve_hwsku
 
 
 @paused_gc()
@@ -75,9 +60,12 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                         doc, ("hosts",))
     cabling = ExplicitCabling(spec, doc, {h.name: h.profile for h in hosts}, {s.name: s for s in switch_slots})
     raw = cabling.apply(raw)
-    links = _address(raw, spec.fabric.addressing.p2p, doc)
+    lengths = {(end.split(":", 1)[0], end.split(":", 1)[1]): c.length
+               for c in spec.fabric.cabling if c.length is not None for end in (c.a, c.b)}
+    links = _address(raw, spec.fabric.addressing.p2p, doc, lengths)
 
-    default_qos = qos_intent(spec.qos)
+    roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
+    default_qos = qos_intent(spec.qos, roles)
     switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, doc)))
     mgmt = _mgmt_addresses(spec, len(switches) + len(hosts), doc)
     bgp = bgp_intents(spec, switches, doc)
@@ -103,7 +91,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                       links=tuple(links), qos=default_qos, firmware=firmware)
 
 
-def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple) -> SpecError:
+def _relocate(exc: SpecError, doc: SourceDoc | None, path: tuple[str | int, ...]) -> SpecError:
     """The planner's refusal, at the spec line an operator has to change."""
     return SpecError([spec_problem(doc, p.message, path) for p in exc.problems]) if doc else exc
 
@@ -130,8 +118,29 @@ def _super_name(plane: int, index: int) -> str:
     return f"super-pl{plane:02d}-{index + 1:02d}"
 
 
-def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[RawLink]]:
+@dataclass(frozen=True, slots=True)
+class TierSku:
+    """What a tier's SONiC SKU fixes in the plan (all None on other OSes)."""
+
+    hwsku: str | None = None
+    platform: str | None = None
+    width: int | None = None
+
+
+def tier_sku(tier: Tier) -> TierSku:
+    """The tier's SONiC SKU; an unknown one plans with the default port rule and is refused by the target's limits."""
+    if tier.os != "sonic":
+        return TierSku()
+    name = resolve_hwsku(tier.model, tier.hwsku)
+    sku = SKUS.get(name)
+    if sku is None:
+        return TierSku(name)
+    return TierSku(name, sku.platform, lanes_per_port(sku, tier.speed))
+
+
+def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[PlannedLink]]:
     tiers = spec.fabric.tiers
+    leaf_w, spine_w = tier_sku(tiers.leaf).width, tier_sku(tiers.spine).width
     leaf_os, spine_os = tiers.leaf.os, tiers.spine.os
     rails = spec.fabric.rails
     three = layout.tiers == 3
@@ -158,7 +167,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             for m in range(layout.supers_per_plane):
                 slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
-    raw: list[RawLink] = []
+    raw: list[PlannedLink] = []
     profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
     for i, host in enumerate(hosts):
         pod, slot = divmod(i, per_pod)
@@ -166,7 +175,7 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         for nic in profiles[host.profile]:
             assert nic.rail is not None
             leaf = _leaf_name(pod, nic.rail, leaf_index)
-            raw.append((host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed),
+            raw.append(PlannedLink(host.name, nic.netdev, leaf, port_name(leaf_os, port + 1, tiers.leaf.speed, leaf_w),
                         "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
 
     k1 = layout.leaf_spine_links
@@ -182,8 +191,8 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k1):
                         leaf_port = layout.leaf_uplink_start + s * k1 + t
                         spine_port = 1 + position * k1 + t
-                        raw.append((leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed),
-                                    spine, port_name(spine_os, spine_port, tiers.spine.speed),
+                        raw.append(PlannedLink(leaf, port_name(leaf_os, leaf_port, tiers.leaf.speed, leaf_w),
+                                    spine, port_name(spine_os, spine_port, tiers.spine.speed, spine_w),
                                     "leaf-spine", rail, ls_speed, False))
     if three:
         sup = tiers.super_spine
@@ -197,13 +206,14 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
                     for t in range(k2):
                         spine_port = layout.spine_uplink_start + m * k2 + t
                         super_port = 1 + pod * k2 + t
-                        raw.append((spine, port_name(spine_os, spine_port, tiers.spine.speed),
-                                    _super_name(s, m), port_name(sup.os, super_port, sup.speed),
+                        raw.append(PlannedLink(spine, port_name(spine_os, spine_port, tiers.spine.speed, spine_w),
+                                    _super_name(s, m), port_name(sup.os, super_port, sup.speed, tier_sku(sup).width),
                                     "spine-superspine", None, ss_speed, False))
     return slots, raw
 
 
-def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None) -> list[Link]:
+def _address(raw: list[PlannedLink], pool: ipaddress.IPv4Network, doc: SourceDoc | None,
+             lengths: dict[tuple[str, str], int]) -> list[Link]:
     need = 2 * len(raw)
     if need > pool.num_addresses:
         raise _relocate(SpecError([Problem(
@@ -214,8 +224,9 @@ def _address(raw: list[RawLink], pool: ipaddress.IPv4Network, doc: SourceDoc | N
     links = []
     for i, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
         upper = base + 2 * i
-        links.append(Link(a, ap, b, bp, role, rail, speed,  # type: ignore[arg-type]
-                          f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit))
+        length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
+        links.append(Link(a, ap, b, bp, role, rail, speed,
+                          f"{ntoa(pack(upper + 1))}/31", f"{ntoa(pack(upper))}/31", explicit, length))
     return links
 
 
@@ -234,6 +245,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         if mine is not None:
             mine.append((link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down", link))
     qos_cache: dict[int, QosIntent] = {}
+    roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
     loop_base = int(spec.fabric.addressing.loopbacks.network_address) + 1
@@ -242,23 +254,29 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             f"{len(slots)} switches need loopbacks, but the pool {spec.fabric.addressing.loopbacks} has "
             f"{spec.fabric.addressing.loopbacks.num_addresses - 2} usable addresses", file="fabric")]),
             doc, ("fabric", "addressing", "loopbacks"))
+    skus = {name: tier_sku(tier) for name, tier in by_tier.items()}
     result = []
     for i, slot in enumerate(slots):
         tier = by_tier[slot.tier]
-        qos, qos_path = default_qos, ("qos",)
+        qos = default_qos
+        qos_path: tuple[str | int, ...] = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
-                qos = qos_cache.setdefault(id(override), qos_intent(override.qos))
+                qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         entries = []
         os_name, speed = tier.os, tier.speed
+        sku = skus[slot.tier]
+        role_length = dict(qos.cable_by_role)
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = port_index(os_name, my_port, speed)
+            index = port_index(os_name, my_port, speed, sku.width)
             entries.append(SwitchPort(
-                my_port, index, port_lanes(os_name, index, speed) if index else (), link.speed, direction,  # type: ignore[arg-type]
+                my_port, index, port_lanes(os_name, index, speed, sku.width) if index else (), link.speed,
+                direction,  # type: ignore[arg-type]
                 peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
                 link.rail, f"{peer}:{peer_port}",
+                cable_m=link.length_m or role_length.get(link.role, qos.cable_length_m),
             ))
         entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
         result.append(Switch(
@@ -267,6 +285,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             loopback=f"{ipaddress.IPv4Address(loop_base + i)}/32", mgmt=None, ports=tuple(entries), qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
+            hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
 

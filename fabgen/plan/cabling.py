@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
+from fabgen.plan.slots import PlannedLink
 from fabgen.source import SourceDoc
 from fabgen.spec import ClusterSpec
 
 if TYPE_CHECKING:
-    from fabgen.plan.build import RawLink, SwitchSlot
+    from fabgen.plan.model import Role
+    from fabgen.plan.slots import SwitchSlot
 
-_ROLE = {("host", "leaf"): "host-leaf", ("leaf", "spine"): "leaf-spine", ("spine", "super_spine"): "spine-superspine"}
+_ROLE: dict[tuple[str, str], Role] = {("host", "leaf"): "host-leaf", ("leaf", "spine"): "leaf-spine", ("spine", "super_spine"): "spine-superspine"}
 _RANK = {"host": 0, "leaf": 1, "spine": 2, "super_spine": 3}
 
 
@@ -29,12 +31,12 @@ class ExplicitCabling:
         self.host_profiles = host_profiles
         self.switches = switches
 
-    def apply(self, raw: list[RawLink]) -> list[RawLink]:
+    def apply(self, raw: list[PlannedLink]) -> list[PlannedLink]:
         cables = self.spec.fabric.cabling
         if not cables:
             return raw
         problems = []
-        resolved: list[RawLink] = []
+        resolved: list[PlannedLink] = []
         for index, cable in enumerate(cables):
             try:
                 resolved.append(self._resolve(cable.a, cable.b))
@@ -47,8 +49,8 @@ class ExplicitCabling:
         for position, link in enumerate(raw):
             by_end[(link[0], link[1])] = position
             by_end[(link[2], link[3])] = position
-        out: list[RawLink | None] = list(raw)
-        appended: list[RawLink] = []
+        out: list[PlannedLink | None] = list(raw)
+        appended: list[PlannedLink] = []
         for link in resolved:
             hits = sorted({by_end[e] for e in ((link[0], link[1]), (link[2], link[3])) if e in by_end})
             planned = [h for h in hits if out[h] is not None and not out[h][7]]  # type: ignore[index]
@@ -69,7 +71,7 @@ class ExplicitCabling:
             raise ValueError(f"cable end names {device!r}, which is neither a host nor a planned switch")
         return slot.tier
 
-    def _resolve(self, a: str, b: str) -> RawLink:
+    def _resolve(self, a: str, b: str) -> PlannedLink:
         (ad, ap), (bd, bp) = a.split(":", 1), b.split(":", 1)
         ak, bk = self._kind(ad), self._kind(bd)
         if _RANK[ak] > _RANK[bk]:
@@ -84,9 +86,9 @@ class ExplicitCabling:
             nic = next((n for n in profile.nics if n.netdev == ap), None)
             if nic is None:
                 raise ValueError(f"host {ad} has no interface {ap!r} (profile {self.host_profiles[ad]})")
-            return (ad, ap, bd, bp, role, nic.rail, min(nic.speed, tiers.leaf.speed), True)
+            return PlannedLink(ad, ap, bd, bp, role, nic.rail, min(nic.speed, tiers.leaf.speed), True)
         if role == "leaf-spine":
-            return (ad, ap, bd, bp, role, self.switches[ad].rail, min(tiers.leaf.speed, tiers.spine.speed), True)
+            return PlannedLink(ad, ap, bd, bp, role, self.switches[ad].rail, min(tiers.leaf.speed, tiers.spine.speed), True)
         assert tiers.super_spine is not None
-        return (ad, ap, bd, bp, role, None, min(tiers.spine.speed, tiers.super_spine.speed), True)
+        return PlannedLink(ad, ap, bd, bp, role, None, min(tiers.spine.speed, tiers.super_spine.speed), True)
 

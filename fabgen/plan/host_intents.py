@@ -6,15 +6,12 @@ host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
 
 from __future__ import annotations
 
-from fabgen.targets.nccl.variables import format_value, parse_version
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.plan.nic import host_nic_intent
 from fabgen.plan.qos import traffic_class
 from fabgen.spec import ClusterSpec
 from fabgen.spec.hosts import HostOverride
-
-
-
+from fabgen.targets.nccl.variables import format_value, parse_version
 
 
 def topology_file_path(spec: ClusterSpec) -> str:

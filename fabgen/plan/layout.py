@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from fabgen.errors import SpecError, Problem
+from fabgen.errors import Problem, SpecError
 
 
 @dataclass(frozen=True, slots=True)

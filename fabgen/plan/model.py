@@ -37,6 +37,8 @@ class Link:
     b_address: str
     explicit: bool = False
     """Taken from the spec's ``fabric.cabling`` rather than the automatic layout."""
+    length_m: int | None = None
+    """The cable's own length (``fabric.cabling[].length``); None: its role's ``qos.cable_length``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class SwitchPort:
     """``peer:port``: what an operator reads on the switch."""
     shutdown: bool = False
     """Administratively down: the leaf port of a host NIC that is out of service (its subnet is not announced)."""
+    cable_m: int = 0
+    """Metres of this port's cable: its own length, else its role's in the switch's QoS policy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +104,15 @@ class QosIntent:
     watchdog: WatchdogIntent
     mtu: int
     cable_length_m: int
+    """The longest cable of any role (what one-length consumers size for)."""
     roce: ClassIntent
     cnp: ClassIntent | None
+    cable_by_role: tuple[tuple[str, int], ...] = ()
+    """(link role, metres), sorted by role: ``qos.cable_length`` per role."""
+
+    def cable_for(self, role: str) -> int:
+        """Metres of a link of ``role`` that the spec gives no length of its own."""
+        return dict(self.cable_by_role).get(role, self.cable_length_m)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +180,12 @@ class Switch:
     """0-based position in its group: leaf j of its pod and rail, spine s of its pod, super-spine m of its plane."""
     bgp: BgpIntent | None = None
     """None when routing is off or the switch is excluded from it."""
+    hwsku: str | None = None
+    """SONiC SKU (``DEVICE_METADATA.hwsku``); None on other OSes."""
+    platform: str | None = None
+    """SONiC platform of a SKU fabgen knows (``x86_64-nvidia_sn5600-r0``); None otherwise."""
+    port_width: int | None = None
+    """SerDes lanes per port where the SKU fixes it (SONiC names ports by first lane); None: the OS's rule."""
 
 
 @dataclass(frozen=True, slots=True)

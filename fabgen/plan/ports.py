@@ -3,6 +3,11 @@
 EOS names a 400G OSFP port ``Ethernet1/1``; SONiC names ports by their first
 SerDes lane (``Ethernet0``, ``Ethernet8`` ... for 8-lane 400G ports); Cumulus
 calls them ``swp1``.
+
+How many lanes a SONiC port has is the SKU's (a 400G port is 8 lanes on
+ACS-SN5600, 4 on the 2x400G Mellanox-SN5600-O128): callers pass ``width``
+from :func:`fabgen.targets.sonic.sku.lanes_per_port`; without it the old rule
+(8 lanes from 400G up, else 4) applies.
 """
 
 from __future__ import annotations
@@ -17,17 +22,17 @@ def lanes_per_port(speed: int) -> int:
 
 
 @cache
-def port_name(os: str, index: int, speed: int) -> str:
+def port_name(os: str, index: int, speed: int, width: int | None = None) -> str:
     if os == "eos":
         return f"Ethernet{index}/1"
     if os == "sonic":
-        return f"Ethernet{(index - 1) * lanes_per_port(speed)}"
+        return f"Ethernet{(index - 1) * (width or lanes_per_port(speed))}"
     return f"swp{index}"
 
 
 @cache
-def port_lanes(os: str, index: int, speed: int) -> tuple[int, ...]:
-    width = lanes_per_port(speed)
+def port_lanes(os: str, index: int, speed: int, width: int | None = None) -> tuple[int, ...]:
+    width = width or lanes_per_port(speed)
     first = (index - 1) * width
     return tuple(range(first, first + width))
 
@@ -40,13 +45,13 @@ _PARSERS = {
 
 
 @cache
-def port_index(os: str, name: str, speed: int) -> int:
+def port_index(os: str, name: str, speed: int, width: int | None = None) -> int:
     """1-based port number of ``name``, or 0 when it is not in the OS's naming scheme."""
     match = _PARSERS[os].match(name)
     if not match:
         return 0
     number = int(match.group(1))
     if os == "sonic":
-        width = lanes_per_port(speed)
+        width = width or lanes_per_port(speed)
         return number // width + 1 if number % width == 0 else 0
     return number

@@ -10,7 +10,11 @@ ECT0 = 0b10
 """ECN-capable transport, codepoint ECT(0): what DCQCN senders put in the IP header."""
 
 
-def qos_intent(policy: QosPolicy) -> QosIntent:
+ROLES = ("host-leaf", "leaf-spine", "spine-superspine")
+
+
+def qos_intent(policy: QosPolicy, roles: tuple[str, ...] = ROLES) -> QosIntent:
+    """The policy's tables; ``roles`` are the link roles the fabric has (its longest cable is among them)."""
     classes = [
         ClassIntent(
             name=name, role=c.role, dscps=tuple(c.dscp) if isinstance(c.dscp, list) else (),
@@ -35,6 +39,7 @@ def qos_intent(policy: QosPolicy) -> QosIntent:
     roce = next(c for c in classes if c.role == "roce")
     cnp = next((c for c in classes if c.role == "cnp"), None)
     wd = policy.pfc.watchdog
+    lengths = {role: policy.cable_lengths.of(role) for role in ROLES}
     return QosIntent(
         trust=policy.trust,
         classes=tuple(sorted(classes, key=lambda c: (c.priority, c.name))),
@@ -43,7 +48,8 @@ def qos_intent(policy: QosPolicy) -> QosIntent:
         lossless_priorities=tuple(sorted({c.priority for c in classes if c.lossless})),
         watchdog=WatchdogIntent(wd.enabled, wd.detect, wd.restore, wd.action, wd.poll),
         mtu=policy.mtu,
-        cable_length_m=policy.cable_length,
+        cable_length_m=max(lengths[role] for role in roles),
+        cable_by_role=tuple(sorted(lengths.items())),
         roce=roce,
         cnp=cnp,
     )

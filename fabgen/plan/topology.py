@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabgen.spec import ClusterSpec
-from fabgen.spec.hosts import Cpu, Gpu, HostProfile, Nic, PciLink, PcieSwitch
+from fabgen.spec.hosts import Cpu, Gpu, HostProfile, Nic, PcieSwitch, PciLink
 
 BRIDGE_CLASS = "0x060400"
 """PCI-to-PCI bridge: what NCCL reads as a PCIe switch."""

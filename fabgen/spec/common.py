@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
@@ -32,10 +32,28 @@ BusId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9
 Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")]
 """A model or ASIC name: a single config token."""
 
-CpuList = Annotated[str, StringConstraints(pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$")]
+MAX_CPU_ID = 8191
+"""Highest logical CPU id (the kernel's largest ``NR_CPUS``): a cpulist beyond it names CPUs no machine has,
+and expanding ``0-4294967295`` would take minutes and gigabytes."""
+
+
+def _check_cpulist(value: str) -> str:
+    """Refuse what the planner's ``parse_cpulist`` would refuse (or choke on), here, at the field."""
+    for part in value.split(","):
+        low, _, high = part.partition("-")
+        first, last = int(low), int(high or low)
+        if last < first:
+            raise ValueError(f"CPU range {part} runs backwards; write {last}-{first}")
+        if last > MAX_CPU_ID:
+            raise ValueError(f"CPU {last} is beyond the highest CPU id Linux supports ({MAX_CPU_ID})")
+    return value
+
+
+CpuList = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*$"),
+                    AfterValidator(_check_cpulist)]
 """A Linux cpulist, as in ``/sys/devices/system/node/node0/cpulist``: ``0-55,112-167``."""
 
-PATTERN_FIELD = re.compile(r"\{(\w+)(?::(0?\d{1,2})d)?\}")
+PATTERN_FIELD = re.compile(r"\{(\w+)(?::(0?[0-9]{1,2})d)?\}", re.ASCII)
 
 
 class SpecModel(BaseModel):

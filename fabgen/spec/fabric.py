@@ -12,12 +12,12 @@ from fabgen.spec.buffers import SonicBuffers
 from fabgen.spec.common import Description, SpecModel, Token
 from fabgen.spec.qos import QosPolicy
 from fabgen.spec.routing import Routing
-from fabgen.units import Speed
+from fabgen.units import Length, Speed
 
 SwitchOs = Literal["eos", "sonic", "cumulus"]
 Endpoint = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}:[A-Za-z0-9][A-Za-z0-9_./-]{0,30}$")]
 """``device:port``, e.g. ``gt00001:ens1np0`` or ``leaf-r0-p00-01:Ethernet1/1``."""
-Ratio = Annotated[str, StringConstraints(pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")]
+Ratio = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$")]
 Glob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
 
 
@@ -26,13 +26,22 @@ class Tier(SpecModel):
     model: Token
     ports: Annotated[int, Field(ge=4, le=2048)]
     """Radix: front-panel ports at ``speed``."""
-    speed: Speed = 400
+    speed: Speed = "400G"
     count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Force the number of switches (per pod for spines of a 3-tier fabric) instead of the fewest that fit."""
     asic: Token | None = None
     """ASIC family (e.g. ``td4``, ``spectrum4``): selects buffer constants where an OS needs them."""
     buffers: SonicBuffers | None = None
     """SONiC buffer constants (headroom, pools), overriding those of ``asic`` field by field."""
+    hwsku: Token | None = None
+    """SONiC SKU (``ACS-SN5600``, ``Mellanox-SN5600-O128``): the port layout, pools and headroom table.
+    Default: the model's default SKU (``SN5600`` -> ``ACS-SN5600``), else ``model`` itself."""
+
+    @model_validator(mode="after")
+    def _hwsku_is_sonic(self) -> Tier:
+        if self.hwsku is not None and self.os != "sonic":
+            raise ValueError(f"hwsku names a SONiC SKU; this tier runs {self.os}")
+        return self
 
 
 class Tiers(SpecModel):
@@ -85,6 +94,8 @@ class Cable(SpecModel):
     a: Endpoint
     b: Endpoint
     description: Description = ""
+    length: Annotated[Length, Field(ge=1, le=40_000)] | None = None
+    """This cable's length (metres): sizes the PFC headroom of both ends instead of ``qos.cable_length``."""
 
     @model_validator(mode="after")
     def _distinct(self) -> Cable:

@@ -57,7 +57,7 @@ class Nic(SpecModel):
     numa: Annotated[int, Field(ge=0, le=63)]
     rail: Annotated[int, Field(ge=0, le=63)] | None = None
     """Backend rail this NIC is cabled to; omit for a NIC outside the RoCE fabric."""
-    speed: Speed = 400
+    speed: Speed = "400G"
     port: Annotated[int, Field(ge=1, le=8)] = 1
     """RDMA port number used by NCCL (``mlx5_0:1``)."""
     link: PciLink = PciLink()
@@ -125,7 +125,7 @@ class HostProfile(SpecModel):
         return sorted((n for n in self.nics if n.rail is not None), key=lambda n: (n.rail, n.name))
 
 
-HOST_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$|^([A-Za-z0-9][A-Za-z0-9._-]{0,39})?\{index(:0?\d{1,2}d)?\}[A-Za-z0-9._-]{0,20}$"
+HOST_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$|^([A-Za-z0-9][A-Za-z0-9._-]{0,39})?\{index(:0?[0-9]{1,2}d)?\}[A-Za-z0-9._-]{0,20}$"
 """A host name, or a pattern whose expansion is one: it starts with a letter or digit, like every Name."""
 
 
@@ -174,7 +174,7 @@ class HostGroup(SpecModel):
         assert self.count is not None and self.name is not None
         if "{index" not in self.name:
             return [self.name]
-        match = re.search(r"\{index(?::0?(\d{1,2})d)?\}", self.name)
+        match = re.search(r"\{index(?::0?([0-9]{1,2})d)?\}", self.name)
         assert match is not None
         width = int(match.group(1) or 0)
         head, tail = self.name[: match.start()], self.name[match.end():]

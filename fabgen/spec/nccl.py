@@ -17,7 +17,7 @@ AbsolutePath = Annotated[str, StringConstraints(pattern=r"^(/[A-Za-z0-9_][A-Za-z
 
 
 class NcclPolicy(SpecModel):
-    version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = "2.23.4"
+    version: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "2.23.4"
     """NCCL version the hosts run; some variables and defaults depend on it."""
     env: NcclEnv = {}
     """Variables set by hand; they override the derived ones."""

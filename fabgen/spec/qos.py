@@ -6,9 +6,9 @@ planner turns it into per-device intents and the linter checks the agreement.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from fabgen.spec.common import SpecModel
 from fabgen.units import Duration, Length, Size
@@ -77,11 +77,42 @@ class Pfc(SpecModel):
     watchdog: Watchdog = Watchdog()
 
 
+CableLength = Annotated[Length, Field(ge=1, le=40_000)]
+
+
+class CableLengths(SpecModel):
+    """Longest cable per link role (metres): a 3 m host DAC needs far less PFC headroom than a 40 m uplink."""
+
+    host_leaf: CableLength = 5
+    leaf_spine: CableLength = 5
+    spine_super_spine: CableLength = 5
+
+    def of(self, role: str) -> int:
+        """Length for a plan link role (``host-leaf``, ``leaf-spine``, ``spine-superspine``)."""
+        return {"host-leaf": self.host_leaf, "leaf-spine": self.leaf_spine,
+                "spine-superspine": self.spine_super_spine}[role]
+
+
+def _cable_form(value: Any) -> str:
+    return "roles" if isinstance(value, (dict, CableLengths)) else "scalar"
+
+
 class QosPolicy(SpecModel):
     trust: Literal["dscp"] = "dscp"
     classes: Annotated[dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")], TrafficClass], Field(min_length=1)]
     pfc: Pfc = Pfc()
     mtu: Annotated[int, Field(ge=1500, le=9216)] = 9214
     """Switch port IP MTU (bytes). 9214 by default: the largest EOS accepts, and fine for SONiC and Cumulus."""
-    cable_length: Annotated[Length, Field(ge=1, le=40_000)] = 5
-    """Longest cable on a lossless port (metres): sizes PFC headroom."""
+    cable_length: Annotated[
+        Annotated[CableLength, Tag("scalar")] | Annotated[CableLengths, Tag("roles")], Discriminator(_cable_form)
+    ] = 5
+    """Longest cable on a lossless port (metres): sizes PFC headroom. One length for every link, or one per
+    role: ``{host_leaf: 3m, leaf_spine: 40m, spine_super_spine: 100m}`` (``fabric.cabling[].length`` wins)."""
+
+    @property
+    def cable_lengths(self) -> CableLengths:
+        """The lengths per role, a scalar ``cable_length`` applying to every role."""
+        if isinstance(self.cable_length, CableLengths):
+            return self.cable_length
+        value = self.cable_length
+        return CableLengths(host_leaf=value, leaf_spine=value, spine_super_spine=value)

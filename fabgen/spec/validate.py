@@ -12,28 +12,42 @@ from pydantic import BaseModel, ValidationError
 from fabgen.errors import Problem, SpecError
 from fabgen.source import DataPath, SourceDoc
 from fabgen.spec.cluster import ClusterSpec
+from fabgen.spec.input_checks import check_silent, leading_zero_problems, pattern_message, raw_nccl_problems
 from fabgen.spec.references import check_references
 
 
 def validate_spec(doc: SourceDoc) -> ClusterSpec:
     """Validate the document; raise :class:`SpecError` listing every problem."""
+    zeros = leading_zero_problems(doc)
     try:
         spec = ClusterSpec.model_validate(doc.data)
     except ValidationError as exc:
-        raise SpecError(_problems(doc, exc)) from None
-    problems = check_references(spec, doc)
+        # every problem at once: NCCL variables are checked on the raw data too
+        raise SpecError(_sorted(_unique([*_problems(doc, exc), *raw_nccl_problems(doc), *zeros]))) from None
+    problems = [*check_references(spec, doc), *check_silent(spec, doc), *zeros]
     if problems:
-        raise SpecError(problems)
+        raise SpecError(_unique(problems))
     spec._source = doc
     return spec
 
 
+def _unique(problems: list[Problem]) -> list[Problem]:
+    """The same problem found twice (by pydantic and by the raw NCCL check) is printed once."""
+    return list(dict.fromkeys(problems))
+
+
+def _sorted(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.line == 0, p.line, p.col))
+
+
 def _problems(doc: SourceDoc, exc: ValidationError) -> list[Problem]:
     found: list[tuple[DataPath, bool, str, bool]] = []
-    for error in exc.errors(include_url=False, include_context=False, include_input=False):
+    for error in exc.errors(include_url=False, include_context=True, include_input=False):
         path, tagged = _data_path(doc.data, error["loc"])
         kind = error["type"]
         message = str(error["msg"]).removeprefix("Value error, ")
+        if kind == "string_pattern_mismatch":
+            message = pattern_message(str(error.get("ctx", {}).get("pattern", ""))) or message
         if kind == "extra_forbidden":
             message = f"unknown key {path[-1]!r}" + _suggestion(path)
         elif kind == "missing":

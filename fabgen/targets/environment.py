@@ -14,13 +14,12 @@ from __future__ import annotations
 import shlex
 from functools import lru_cache
 from pathlib import Path
-
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from jinja2.sandbox import SandboxedEnvironment
 
 from fabgen._resources import resource_dir
+from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
 
 
 def shell_quote(value: object) -> str:
@@ -52,9 +51,10 @@ class GuardedEnvironment(Environment):
 @lru_cache(maxsize=8)
 def environment(user_templates: Path | None = None) -> Environment:
     """The shared environment; ``user_templates`` overlays the shipped templates file by file (sandboxed)."""
-    loaders = [FileSystemLoader(str(user_templates))] if user_templates else []
+    # a user's overlay: sandboxed, with time, loop and size budgets, read only from regular files
+    loaders: list[FileSystemLoader] = [BoundedFileSystemLoader(str(user_templates))] if user_templates else []
     loaders.append(FileSystemLoader(str(resource_dir("templates"))))
-    kind = SandboxedEnvironment if user_templates else GuardedEnvironment
+    kind = LimitedSandbox if user_templates else GuardedEnvironment
     env = kind(
         loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,

@@ -30,7 +30,7 @@ def _say(args: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, str, str]:
-    from fabgen.pipeline import load_spec, plan, spec_digest
+    from fabgen.pipeline import load_spec, plan_fabric, spec_digest
     from fabgen.twin.names import default_prefix, valid_prefix
     from fabgen.twin.system import TwinError
 
@@ -39,7 +39,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, str, str]:
     prefix = args.prefix or default_prefix(digest)
     if not valid_prefix(prefix):
         raise TwinError(f"--prefix {prefix!r}: 1-20 of a-z, 0-9 and '-', starting with a letter")
-    return spec, plan(spec), digest, prefix
+    return spec, plan_fabric(spec), digest, prefix
 
 
 def _write_report(args: argparse.Namespace, report: dict[str, Any]) -> None:

@@ -158,11 +158,14 @@ def test_names_for_sonic_aliases() -> None:
     spec = load_spec(EXAMPLES / "sonic-pod" / "spec.yaml")
     fabric = plan_fabric(spec)
     names = Names(fabric)
-    assert names.port("leaf-r0-p00-01", "etp33") == "Ethernet256"
+    # Mellanox-SN5600-O128: cage 33 is broken out 2x400G, etp33a = Ethernet256, etp33b = Ethernet260.
+    assert names.port("leaf-r0-p00-01", "etp33a") == "Ethernet256"
+    assert names.port("leaf-r0-p00-01", "ETP33B") == "Ethernet260"
+    assert names.port("leaf-r0-p00-01", "etp33") == "etp33", "a cage, not a port, on this SKU"
     assert names.port("leaf-r0-p00-01", "Ethernet256") == "Ethernet256"
     assert names.port("leaf-r0-p00-01", "Ethernet257") == "Ethernet257", "not a port's first lane"
     # A spine's capture: its own port by name, the leaf's by the alias SONiC advertises.
-    spine_view = [ObservedLink("spine-01", "Ethernet0", "leaf-r0-p00-01", "etp33", "spine-01.json", 7, "lldp")]
+    spine_view = [ObservedLink("spine-01", "Ethernet0", "leaf-r0-p00-01", "etp33a", "spine-01.json", 7, "lldp")]
     observed = normalise(evidence_from_links(spine_view), fabric)
     assert observed.links[0].remote_port == "Ethernet256"
     findings = lint(spec, fabric, wiring=spine_view, config={"select": ["FG251", "FG253", "FG254"]})

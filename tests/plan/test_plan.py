@@ -45,7 +45,7 @@ def test_no_port_used_twice_and_all_within_radix(name: str) -> None:
     for switch in fabric.switches:
         for port in switch.ports:
             assert 1 <= port.index <= switch.radix
-            assert port_index(switch.os, port.name, switch.speed) == port.index
+            assert port_index(switch.os, port.name, switch.speed, switch.port_width) == port.index
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

@@ -31,6 +31,8 @@ def _on(os_name: str, *, pfc_only: bool = False) -> str:
         tiers = data["fabric"]["tiers"]
         for tier in tiers.values():
             tier["os"] = os_name
+            if os_name == "sonic":
+                tier["hwsku"] = "ACS-SN5600"  # the lab's Arista model is no SONiC SKU
         data["qos"]["pfc"]["watchdog"] = dict(WATCHDOG)
         if pfc_only:
             for cls in data["qos"]["classes"].values():

@@ -21,7 +21,7 @@ SPECS = {"pod32": POD32, **{name: example(name) for name in EXAMPLE_NAMES if nam
 
 
 def _plan(path: Path) -> FabricPlan:
-    return fabgen.plan(fabgen.load_spec(path))
+    return fabgen.plan_fabric(fabgen.load_spec(path))
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

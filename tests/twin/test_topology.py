@@ -11,7 +11,7 @@ from fabgen.twin.topology import twin_topology
 
 
 def test_lab_topology() -> None:
-    fabric = fabgen.plan(fabgen.load_spec(LAB))
+    fabric = fabgen.plan_fabric(fabgen.load_spec(LAB))
     topo = twin_topology(fabric, "fg-test")
     assert len(topo.nodes) == 10 and len(topo.cables) == len(fabric.links) == 32
     assert topo.netns["leaf-r0-p00-01"] == "fg-test-0" and len(set(topo.netns.values())) == 10
@@ -33,7 +33,7 @@ def test_lab_topology() -> None:
 
 
 def test_pod32_topology_is_deterministic() -> None:
-    fabric = fabgen.plan(fabgen.load_spec(POD32))
+    fabric = fabgen.plan_fabric(fabgen.load_spec(POD32))
     one, two = twin_topology(fabric, "fg-a"), twin_topology(fabric, "fg-a")
     assert one == two
     assert len(one.switches) == 24 and len(one.hosts) == 32 and len(one.cables) == 512

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from fabgen.errors import printable
 from fabgen.lint.context import LintContext, preview
 from fabgen.lint.finding import Hit, Location
 
@@ -134,10 +135,14 @@ def nccl_env_drift(ctx: LintContext) -> Iterator[Hit]:
             kind = env.file.rsplit("/", 1)[-1]
             for name, (value, line) in env.values.items():
                 if name not in planned:
-                    yield Hit(f"{host_name}: {kind} sets {name}={value}, which the plan does not have",
+                    # the value is not shown: it is not the plan's, and may be anyone's secret
+                    yield Hit(f"{host_name}: {kind} sets {printable(name, 80)}, which the plan does not have",
                               Location(env.file, line, 1), "remove it, or add it to the spec")
                 elif planned[name] != value:
-                    yield Hit(f"{host_name}: {kind} has {name}={value}, the plan {name}={planned[name]}",
+                    # a deployed value is shown only when the plan has it too (a swapped value); else it could be
+                    # anything, a secret included, and this text goes to CI logs
+                    has = f"has {name}={value}" if value in planned.values() else f"has another {name}"
+                    yield Hit(f"{host_name}: {kind} {has}, the plan {name}={planned[name]}",
                               Location(env.file, line, 1), f"set {name}={planned[name]} (re-deploy)")
             for name, value in planned.items():
                 if name not in env.values:

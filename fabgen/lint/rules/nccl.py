@@ -11,6 +11,8 @@ own variables; these rules then see only what validation let through.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -96,15 +98,24 @@ _DEFAULT_HINTS = {
 }
 
 
+def _unshown(text: str, item: EnvItem) -> str:
+    """``text`` without a deployed value: the plan does not have it, and a report (a CI log) must not show what a
+    device's file holds; the finding's file:line points at it."""
+    value = str(item.value)
+    if item.path is not None or not value:
+        return text
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", "(the deployed value)", text)
+
+
 def _hits(ctx: LintContext, code: str, *, at_key: bool = False) -> Iterator[Hit]:
     for item, found, issue in _issues(ctx):
         if found != code:
             continue
         where = "" if item.path is None or len(item.hosts) == len(ctx.plan.hosts) else \
             f" (on {plural(len(item.hosts), 'host')}: {preview(list(item.hosts))})"
-        yield Hit(f"{issue.message}{where}",  # type: ignore[attr-defined]
-                  item.key_location if at_key else item.location,
-                  issue.hint or _DEFAULT_HINTS[code])  # type: ignore[attr-defined]
+        hint = issue.hint or _DEFAULT_HINTS[code]  # type: ignore[attr-defined]
+        yield Hit(_unshown(f"{issue.message}{where}", item),  # type: ignore[attr-defined]
+                  item.key_location if at_key else item.location, _unshown(hint, item))
 
 
 def unknown_variable(ctx: LintContext) -> Iterator[Hit]:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from fabgen.bounded import MAX_WIRING_BYTES, read_text
+from fabgen.errors import FabgenError
 from fabgen.lint.context import LintContext
 from fabgen.lint.finding import Hit, Location
 from fabgen.plan.model import Link
@@ -84,7 +85,7 @@ def analyse(ctx: LintContext) -> WiringReport | None:
         if end in backend or end in by_end:
             return True
         switch = switches.get(device)
-        return switch is not None and port_index(switch.os, port, switch.speed) > 0
+        return switch is not None and port_index(switch.os, port, switch.speed, switch.port_width) > 0
 
     seen: set[frozenset[End]] = set()
     odd: list[ObservedLink] = []
@@ -142,8 +143,8 @@ def _lines(ctx: LintContext, path: str) -> list[str]:
     cache: dict[str, list[str]] = ctx.memo.setdefault("evidence_lines", {})  # type: ignore[assignment]
     if path not in cache:
         try:
-            cache[path] = Path(path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            cache[path] = read_text(path, MAX_WIRING_BYTES, what="wiring file", bom=True).splitlines()
+        except FabgenError:  # replaced since it was read: no column, still the line
             cache[path] = []
     return cache[path]
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from lxml import etree
 
 from fabgen._resources import resource_path
-from fabgen.errors import Problem
+from fabgen.bounded import MAX_XML_BYTES, read_bytes, xml_declaration_problem
+from fabgen.errors import FabgenError, Problem
 
 __all__ = ["check_topology_file", "check_topology_xml"]
 
@@ -613,6 +614,9 @@ def check_topology_xml(text: str, file: str = "<topology>") -> list[Problem]:
     Returns problems sorted by position, each with a 1-based line and column;
     an empty list means NCCL reads the file as written.
     """
+    declared = xml_declaration_problem(text, file)
+    if declared is not None:
+        return [declared]
     scanner = _NcclScanner(text, file)
     scanner.scan()
     problems = list(scanner.problems)
@@ -629,9 +633,9 @@ def check_topology_file(path: Path) -> list[Problem]:
     """:func:`check_topology_xml` on a file; unreadable or non-UTF-8 input is one problem."""
     file = str(path)
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        return [Problem(f"cannot read: {error.strerror or error}", file)]
+        data = read_bytes(path, MAX_XML_BYTES, what="topology file")
+    except FabgenError as error:
+        return error.problems
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

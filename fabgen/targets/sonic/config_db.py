@@ -7,47 +7,58 @@ without a template having to get commas and quoting right.
 
 What is written, and why each choice (switch.md §2):
 
-* ``DEVICE_METADATA``: ``buffer_model`` ``traditional`` because fabgen writes the
-  lossless PG profiles itself; ``default_pfcwd_status`` ``disable`` because
-  ``enable`` makes ``pfcwd start_default`` (run by ``config load_minigraph``)
-  overwrite the per-port PFC_WD entries below with its 200 ms x m defaults.
+* ``DEVICE_METADATA``: ``hwsku`` and ``platform`` of a SKU fabgen knows
+  (:mod:`fabgen.targets.sonic.sku`; swss and syncd mount
+  ``/usr/share/sonic/device/<platform>/<hwsku>``), ``buffer_model`` as the spec
+  selects (default ``dynamic``, as NVIDIA builds its images);
+  ``default_pfcwd_status`` ``disable`` because ``enable`` makes
+  ``pfcwd start_default`` overwrite the per-port PFC_WD entries below with its
+  200 ms x m defaults.
+* ``PORT``: name, lanes, alias, index (the cage) and ``autoneg`` from the SKU's
+  ``port_config.ini``/``hwsku.json`` (the O128 SKU's 2x400G breakout:
+  ``Ethernet0`` ``etp1a``, ``Ethernet4`` ``etp1b``); speed, MTU, FEC from the plan.
 * One set of QoS maps named ``ROCE``, bound per port in ``PORT_QOS_MAP``. A lossless
   priority p lands in PG p; every lossy traffic class in the lowest other PG.
 * A WRED profile per ECN class (ECN marking, ``ecn_all``; all three colours the
   same), a scheduler per class (DWRR weight or STRICT), bound per queue in ``QUEUE``.
-* Buffers: the three pools of an NVIDIA SKU, lossy profiles, and per port speed a
-  lossless PG profile whose xoff/xon/size come from :mod:`fabgen.targets.sonic.buffers`
-  under SONiC's own name (``pg_lossless_400000_40m_profile``), so that buffermgrd
-  finds and keeps it rather than creating another.
+* Buffers (:mod:`fabgen.targets.sonic.buffers`): the SKU's pools and the
+  profiles, profile lists and queue profiles of Mellanox's
+  ``buffers_defaults_objects.j2``; ``CABLE_LENGTH`` per port from the port's
+  own cable. Dynamic model: lossless PGs with profile ``NULL`` (buffermgrd
+  computes their headroom), ``LOSSLESS_TRAFFIC_PATTERN`` and
+  ``DEFAULT_LOSSLESS_BUFFER_PARAMETER``, no ingress pool sizes (buffermgrd
+  computes them too unless the spec sets one). Traditional model: the SKU's
+  ``pg_profile_lookup.ini`` profile under buffermgrd's own name
+  (``pg_lossless_400000_40m_profile``), which it finds and reuses.
 * ``PFC_WD``: per port and ``GLOBAL`` ``POLL_INTERVAL`` when the watchdog is on.
   When it is off there are no PFC_WD entries (what ``pfcwd stop`` leaves) and
   ``pfcwd_sw_enable`` is empty: orchagent arms the watchdog only on the
   priorities in that field.
-* ``INTERFACE``: the /31 of every port. ``LOOPBACK_INTERFACE`` is **not** written:
-  its model (``sonic-loopback-interface``) is not in the reference YANG set, and
-  the validator rejects tables without a model.
+* ``INTERFACE``: the /31 of every port. ``LOOPBACK_INTERFACE`` is **not** written.
 
-Validation inside generation (:data:`TARGET`'s validator): the fabgen-side checks
-of :func:`check_config_db` always (they need no libyang); full YANG validation with
-:func:`fabgen.targets.sonic.yang.validate_config_db` when the environment variable
-``FABGEN_SONIC_YANG_DIR`` names a directory of SONiC YANG models.
+What SONiC cannot take is refused at validation by :func:`fabgen.targets.sonic.limits.plan_limits`
+(the target's ``limits``). Validation inside generation (:data:`TARGET`'s
+validator): the fabgen-side checks of :func:`check_config_db` always (they need
+no libyang); full YANG validation with
+:func:`fabgen.targets.sonic.yang.validate_config_db` when the environment
+variable ``FABGEN_SONIC_YANG_DIR`` names a directory of SONiC YANG models.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from fabgen.errors import Problem
-from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_qos
+from fabgen.targets.sonic.sku import SKUS
 from fabgen.targets.sonic.routing import merge_tables, routing_tables
 
 __all__ = [
@@ -64,17 +75,33 @@ __all__ = [
 MAP_NAME = "ROCE"
 """Name of every QoS map fabgen writes (one policy per switch)."""
 CABLE_LENGTH_NAME = "AZURE"
-"""The CABLE_LENGTH key SONiC's own templates and ``config interface cable-length`` use."""
+"""The key SONiC's own templates and ``config interface cable-length`` use for CABLE_LENGTH and friends."""
 YANG_DIR_ENV = "FABGEN_SONIC_YANG_DIR"
 """Environment variable: a directory of SONiC YANG models; set it to validate with libyang."""
 
-INGRESS_POOL = "ingress_lossless_pool"
+INGRESS_LOSSLESS_POOL = "ingress_lossless_pool"
+INGRESS_LOSSY_POOL = "ingress_lossy_pool"
 EGRESS_LOSSLESS_POOL = "egress_lossless_pool"
 EGRESS_LOSSY_POOL = "egress_lossy_pool"
+INGRESS_LOSSLESS_PROFILE = "ingress_lossless_profile"
 INGRESS_LOSSY_PROFILE = "ingress_lossy_profile"
 EGRESS_LOSSLESS_PROFILE = "egress_lossless_profile"
 EGRESS_LOSSY_PROFILE = "egress_lossy_profile"
+QUEUE_LOSSY_PROFILE = "q_lossy_profile"
+DYNAMIC_PG = "NULL"
+"""BUFFER_PG profile of a lossless PG whose headroom buffermgrd computes (buffermgrdyn.cpp: pure dynamic)."""
 QUEUES = 8
+
+_PROFILES: dict[str, dict[str, str]] = {
+    INGRESS_LOSSLESS_PROFILE: {"pool": INGRESS_LOSSLESS_POOL, "size": "0", "dynamic_th": "7"},
+    INGRESS_LOSSY_PROFILE: {"pool": INGRESS_LOSSY_POOL, "size": "0", "dynamic_th": "3"},
+    EGRESS_LOSSLESS_PROFILE: {"pool": EGRESS_LOSSLESS_POOL, "size": "0", "dynamic_th": "7"},
+    EGRESS_LOSSY_PROFILE: {"pool": EGRESS_LOSSY_POOL, "size": "9216", "dynamic_th": "7"},
+    QUEUE_LOSSY_PROFILE: {"pool": EGRESS_LOSSY_POOL, "size": "0", "dynamic_th": "3"},
+}
+"""Mellanox's ``buffers_defaults_objects.j2`` profiles, word for word (a test renders the template)."""
+INGRESS_PROFILE_LIST = f"{INGRESS_LOSSLESS_PROFILE},{INGRESS_LOSSY_PROFILE}"
+EGRESS_PROFILE_LIST = f"{EGRESS_LOSSLESS_PROFILE},{EGRESS_LOSSY_PROFILE}"
 
 _DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "BackEndSpineRouter"}
 """SONiC's names for the three tiers of a GPU back-end fabric (sonic-device_metadata ``type``)."""
@@ -90,14 +117,13 @@ def config_db(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
     ports = [p.name for p in switch.ports]
     lossless = tuple(qos.lossless_priorities)
     tables: dict[str, Any] = {
-        "DEVICE_METADATA": _device_metadata(switch),
+        "DEVICE_METADATA": _device_metadata(switch, buffers),
         "PORT": _ports(switch),
         "INTERFACE": _interfaces(switch),
         **_maps(qos),
         "PORT_QOS_MAP": _port_qos_map(qos, ports),
         **_scheduling(qos, ports),
-        **_buffers(qos, buffers, ports),
-        "CABLE_LENGTH": {CABLE_LENGTH_NAME: {p: f"{qos.cable_length_m}m" for p in ports}},
+        **_buffers(plan, switch, buffers, ports),
     }
     if qos.watchdog.enabled and lossless:
         tables["PFC_WD"] = _pfc_wd(qos, ports)
@@ -111,31 +137,41 @@ def config_db_text(plan: FabricPlan, switch: Switch) -> str:
     return json.dumps(config_db(plan, switch), indent=4, sort_keys=True) + "\n"
 
 
-def _device_metadata(switch: Switch) -> dict[str, Any]:
-    return {"localhost": {
+def _device_metadata(switch: Switch, buffers: SwitchBuffers) -> dict[str, Any]:
+    entry = {
         "hostname": switch.name,
-        "hwsku": switch.model,
+        "hwsku": buffers.sku.name,
+        "platform": buffers.sku.platform,
         "type": _DEVICE_TYPE[switch.tier],
-        "buffer_model": "traditional",
+        "buffer_model": buffers.model,
         "default_pfcwd_status": "disable",
-    }}
+    }
+    if buffers.sku.create_only_config_db_buffers:  # what the SKU's first boot merges in
+        entry["create_only_config_db_buffers"] = "true"
+    return {"localhost": entry}
 
 
 def _ports(switch: Switch) -> dict[str, Any]:
-    return {
-        p.name: {
+    sku = SKUS[switch.hwsku or ""]
+    table: dict[str, Any] = {}
+    for p in switch.ports:
+        row = sku.port(p.name)
+        assert row is not None
+        entry = {
             "admin_status": "up",
-            "alias": f"etp{p.index}",
+            "alias": row.alias,
             "description": p.description,
             # RS-FEC is mandatory on PAM4 lanes (50G and up) and the norm at 25G.
             "fec": "rs" if p.speed >= 25 else "none",
-            "index": str(p.index),
-            "lanes": ",".join(str(lane) for lane in p.lanes),
+            "index": str(row.index),
+            "lanes": ",".join(str(lane) for lane in row.lanes),
             "mtu": str(switch.qos.mtu),
             "speed": str(p.speed * 1000),
         }
-        for p in switch.ports
-    }
+        if row.autoneg is not None:
+            entry["autoneg"] = row.autoneg
+        table[p.name] = entry
+    return table
 
 
 def _interfaces(switch: Switch) -> dict[str, Any]:
@@ -222,45 +258,64 @@ def _ranges(indexes: Iterable[int]) -> list[str]:
     return [str(a) if a == b else f"{a}-{b}" for a, b in runs]
 
 
-def _buffers(qos: QosIntent, buffers: SwitchBuffers, ports: list[str]) -> dict[str, Any]:
-    c = buffers.constants
-    lossless = qos.lossless_priorities
-    ingress_pool: dict[str, str] = {"type": "ingress", "mode": "dynamic", "size": str(c.ingress_lossless_pool)}
+def _buffers(plan: FabricPlan, switch: Switch, buffers: SwitchBuffers, ports: list[str]) -> dict[str, Any]:
+    qos = switch.qos
+    dynamic = buffers.model == "dynamic"
+    pools, c = buffers.pools, buffers.constants
+    tier = getattr(plan.spec.fabric.tiers, switch.tier)
+    written = tier.buffers.model_fields_set if tier is not None and tier.buffers is not None else set()
+
+    def pool(kind: str, size: int, field: str, always: bool = False) -> dict[str, str]:
+        entry = {"type": kind, "mode": "dynamic"}
+        if always or not dynamic or field in written:  # dynamic: buffermgrd sizes what the spec leaves open
+            entry["size"] = str(size)
+        return entry
+
+    ingress_lossless = pool("ingress", pools.ingress_lossless, "ingress_lossless_pool")
     if c.shared_headroom_pool:
-        ingress_pool["xoff"] = str(c.shared_headroom_pool)
-    pools = {
-        INGRESS_POOL: ingress_pool,
-        EGRESS_LOSSLESS_POOL: {"type": "egress", "mode": "dynamic", "size": str(c.egress_lossless_pool)},
-        EGRESS_LOSSY_POOL: {"type": "egress", "mode": "dynamic", "size": str(c.egress_lossy_pool)},
+        ingress_lossless["xoff"] = str(c.shared_headroom_pool)
+    tables: dict[str, Any] = {
+        "BUFFER_POOL": {
+            INGRESS_LOSSLESS_POOL: ingress_lossless,
+            INGRESS_LOSSY_POOL: pool("ingress", pools.ingress_lossy, "ingress_lossy_pool"),
+            EGRESS_LOSSLESS_POOL: pool("egress", pools.egress_lossless, "egress_lossless_pool", always=True),
+            EGRESS_LOSSY_POOL: pool("egress", pools.egress_lossy, "egress_lossy_pool"),
+        },
+        "BUFFER_PROFILE": {name: dict(profile) for name, profile in _PROFILES.items()},
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": {p: {"profile_list": INGRESS_PROFILE_LIST} for p in ports},
+        "BUFFER_PORT_EGRESS_PROFILE_LIST": {p: {"profile_list": EGRESS_PROFILE_LIST} for p in ports},
+        "CABLE_LENGTH": {CABLE_LENGTH_NAME: {p: f"{m}m" for p, m in buffers.cable}},
     }
-    lossy_th = str(c.lossy_dynamic_th)
-    profiles: dict[str, Any] = {
-        INGRESS_LOSSY_PROFILE: {"pool": INGRESS_POOL, "size": "0", "dynamic_th": lossy_th},
-        EGRESS_LOSSLESS_PROFILE: {"pool": EGRESS_LOSSLESS_POOL, "size": "0", "dynamic_th": lossy_th},
-        EGRESS_LOSSY_PROFILE: {"pool": EGRESS_LOSSY_POOL, "size": str(c.egress_lossy_reserved),
-                               "dynamic_th": lossy_th},
-    }
+    lossless = qos.lossless_priorities
     pgs: dict[str, Any] = {f"{p}|{_lossy_pg(qos)}": {"profile": INGRESS_LOSSY_PROFILE} for p in ports}
     if lossless:
         for profile in buffers.profiles:
-            profiles[profile.name] = {
-                "pool": INGRESS_POOL,
+            tables["BUFFER_PROFILE"][profile.name] = {
+                "pool": INGRESS_LOSSLESS_POOL,
                 "size": str(profile.headroom.size),
                 "xoff": str(profile.headroom.xoff),
                 "xon": str(profile.headroom.xon),
-                "dynamic_th": str(c.lossless_dynamic_th),
+                "dynamic_th": str(profile.dynamic_th),
             }
-        for port, name in buffers.port_profile:
-            for pg in lossless:
-                pgs[f"{port}|{pg}"] = {"profile": name}
+        by_port = dict(buffers.port_profile)
+        for port in ports:
+            for run in _ranges(lossless):
+                pgs[f"{port}|{run}"] = {"profile": DYNAMIC_PG if dynamic else by_port[port]}
+    tables["BUFFER_PG"] = pgs
     lossless_queues = {qos.priority_to_queue[p] for p in lossless}
     queues: dict[str, Any] = {}
     for port in ports:
         for run in _ranges(lossless_queues):
             queues[f"{port}|{run}"] = {"profile": EGRESS_LOSSLESS_PROFILE}
         for run in _ranges(set(range(QUEUES)) - lossless_queues):
-            queues[f"{port}|{run}"] = {"profile": EGRESS_LOSSY_PROFILE}
-    return {"BUFFER_POOL": pools, "BUFFER_PROFILE": profiles, "BUFFER_PG": pgs, "BUFFER_QUEUE": queues}
+            queues[f"{port}|{run}"] = {"profile": QUEUE_LOSSY_PROFILE}
+    tables["BUFFER_QUEUE"] = queues
+    if dynamic:
+        tables["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] = {
+            CABLE_LENGTH_NAME: {"default_dynamic_th": str(c.lossless_dynamic_th)}}
+        tables["LOSSLESS_TRAFFIC_PATTERN"] = {CABLE_LENGTH_NAME: {
+            "mtu": str(c.lossless_mtu), "small_packet_percentage": str(c.small_packet_percentage)}}
+    return tables
 
 
 def _pfc_wd(qos: QosIntent, ports: list[str]) -> dict[str, Any]:
@@ -313,6 +368,8 @@ def check_config_db(data: Mapping[str, Any], file: str = "config_db.json") -> li
         return value if isinstance(value, Mapping) else {}
 
     port_names = set(table("PORT"))
+    metadata = table("DEVICE_METADATA").get("localhost", {})
+    dynamic = isinstance(metadata, Mapping) and metadata.get("buffer_model") == "dynamic"
     profiles = table("BUFFER_PROFILE")
     pgs = _per_port(table("BUFFER_PG"))
     buffer_queues = _per_port(table("BUFFER_QUEUE"))
@@ -344,9 +401,13 @@ def check_config_db(data: Mapping[str, Any], file: str = "config_db.json") -> li
             if _int(tc_pg.get(str(p))) != pg:
                 report(f"PORT_QOS_MAP|{port}: traffic class {p} lands in PG {tc_pg.get(str(p))}, "
                        f"but PFC priority {p} pauses PG {pg}", where)
-            profile = profiles.get(pgs.get(port, {}).get(pg, {}).get("profile", ""), {})
-            if "xoff" not in profile:
-                report(f"BUFFER_PG|{port}|{pg}: PFC priority {p} needs a lossless profile with xoff headroom",
+            pg_entry = pgs.get(port, {}).get(pg)
+            named = pg_entry.get("profile", "") if isinstance(pg_entry, Mapping) else ""
+            if dynamic and named == DYNAMIC_PG:
+                pass  # buffermgrd computes this PG's headroom
+            elif "xoff" not in profiles.get(named, {}):
+                needs = "profile NULL (dynamic headroom) or " if dynamic else ""
+                report(f"BUFFER_PG|{port}|{pg}: PFC priority {p} needs {needs}a lossless profile with xoff headroom",
                        f".BUFFER_PG[{json.dumps(f'{port}|{pg}')}]")
             queue = _int(pfc_queue.get(str(p)))
             qprofile = buffer_queues.get(port, {}).get(queue, {}).get("profile") if queue is not None else None
@@ -400,10 +461,10 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
 TARGET = Target(
     name="sonic",
     scope="switch",
-    summary="SONiC CONFIG_DB (config_db.json): ports, addresses, RoCE QoS, buffers, PFC watchdog",
+    summary="SONiC CONFIG_DB (config_db.json): SKU ports, addresses, RoCE QoS, buffers, PFC watchdog",
     render=_render,
     applies=lambda switch: switch.os == "sonic",
     check=validate_config_db_text,
-    read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_qos, "json"),
     limits=plan_limits,
+    read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_qos, "json"),
 )

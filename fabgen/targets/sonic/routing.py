@@ -56,6 +56,11 @@ from fabgen.plan import FabricPlan, Switch
 VRF = "default"
 AFI = "ipv4_unicast"
 MGMT_PORT = "eth0"
+ROUTING_TABLES: frozenset[str] = frozenset({
+    "LOOPBACK_INTERFACE", "DEVICE_NEIGHBOR", "SWITCH_HASH", "MGMT_PORT", "MGMT_INTERFACE", "BGP_GLOBALS",
+    "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
+})
+"""The tables this module writes (and ``config_db`` does not): kept out of the live QoS patch (``patch.py``)."""
 ECMP_HASH_FIELDS = ("SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT")
 """The 5-tuple, in sonic-hash.yang's names; L4_SRC_PORT carries RoCE's per-QP entropy."""
 

@@ -52,6 +52,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
+from fabgen.bounded import MAX_DEPLOYED_BYTES, load_json, read_text
 from fabgen.errors import FabgenError, Problem
 
 __all__ = [
@@ -1011,17 +1012,11 @@ def check_sonic_files(paths: list[Path], yang_dir: Path) -> list[Problem]:
     problems: list[Problem] = []
     for path in paths:
         name = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(f"cannot read: {exc}", file=name))
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                Problem(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, col=exc.colno)
-            )
+        try:  # a regular file, bounded; depth-limited JSON (duplicates are located below)
+            text = read_text(path, MAX_DEPLOYED_BYTES, what="config_db.json")
+            data = load_json(text, name, duplicates=True)
+        except FabgenError as exc:
+            problems.extend(exc.problems)
             continue
         positions, duplicates = _key_positions(text)
         for keys, (line, col) in duplicates:

@@ -109,7 +109,7 @@ def rendered(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, str]
 
 def test_target_is_registered_for_eos_switches_only() -> None:
     assert "eos" in target_names()
-    plan = variant(lambda d: d["fabric"]["tiers"]["leaf"].__setitem__("os", "sonic"))
+    plan = variant(lambda d: d["fabric"]["tiers"]["leaf"].update(os="sonic", hwsku="ACS-SN5600"))
     assert sorted(render(plan)) == ["switches/spine-01.cfg", "switches/spine-02.cfg"]
 
 

@@ -300,7 +300,7 @@ def test_non_utf8_file_is_one_problem(tmp_path: Path) -> None:
 
 def test_unreadable_file_is_one_problem(tmp_path: Path) -> None:
     problems = check_topology_file(tmp_path / "missing.xml")
-    assert len(problems) == 1 and "cannot read" in problems[0].message
+    assert len(problems) == 1 and "no such file" in problems[0].message
 
 
 def test_default_file_label() -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-from fractions import Fraction
-from math import ceil
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,9 @@ import pytest
 from fabgen.errors import SpecError
 from conftest import require_reference
 
-from fabgen.errors import OutputError
+from fabgen.errors import OutputError, SpecError
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from fabgen.targets.sonic.buffers import lossless_headroom, resolve_constants, switch_buffers
+from fabgen.targets.sonic.buffers import resolve_constants, switch_buffers
 from fabgen.plan.model import FabricPlan
 import fabgen.targets.qos_common as qos_common
 import fabgen.targets.sonic.config_db as sonic
@@ -106,7 +104,8 @@ def test_required_tables_are_present(pod: FabricPlan) -> None:
         "DEVICE_METADATA", "PORT", "INTERFACE", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
         "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PORT_QOS_MAP", "WRED_PROFILE",
         "SCHEDULER", "QUEUE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH",
-        "PFC_WD", "FLEX_COUNTER_TABLE",
+        "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST",
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN", "PFC_WD", "FLEX_COUNTER_TABLE",
     } | {  # fabgen.targets.sonic.routing
         "LOOPBACK_INTERFACE", "DEVICE_NEIGHBOR", "SWITCH_HASH", "MGMT_PORT", "MGMT_INTERFACE", "BGP_GLOBALS",
         "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
@@ -133,15 +132,21 @@ def test_values_come_from_the_plan(pod: FabricPlan) -> None:
     assert config["SCHEDULER"] == {"cnp": {"type": "STRICT"}, "default": {"type": "DWRR", "weight": "50"},
                                    "roce": {"type": "DWRR", "weight": "50"}}
     assert config["QUEUE"][f"{first.name}|3"] == {"scheduler": "roce", "wred_profile": "roce"}
-    assert config["BUFFER_PG"][f"{first.name}|3"] == {"profile": "pg_lossless_400000_40m_profile"}
+    assert config["BUFFER_PG"][f"{first.name}|3"] == {"profile": "NULL"}  # dynamic: buffermgrd sizes it
     assert config["BUFFER_PG"][f"{first.name}|0"] == {"profile": "ingress_lossy_profile"}
     assert config["BUFFER_QUEUE"][f"{first.name}|3"] == {"profile": "egress_lossless_profile"}
-    assert config["CABLE_LENGTH"]["AZURE"][first.name] == "40m"
+    assert config["BUFFER_QUEUE"][f"{first.name}|0-2"] == {"profile": "q_lossy_profile"}
+    uplink = next(p for p in leaf.ports if p.direction == "up")
+    assert config["CABLE_LENGTH"]["AZURE"][first.name] == "3m"  # host DAC
+    assert config["CABLE_LENGTH"]["AZURE"][uplink.name] == "40m"  # leaf-spine fibre
     assert config["PFC_WD"]["GLOBAL"] == {"POLL_INTERVAL": "100"}
     assert config["PFC_WD"][first.name]["detection_time"] == "200"
     assert config["PFC_WD"][first.name]["restoration_time"] == "400"
     meta = config["DEVICE_METADATA"]["localhost"]
     assert meta["hostname"] == leaf.name and meta["type"] == "BackEndToRRouter"
+    assert (meta["hwsku"], meta["platform"], meta["buffer_model"]) == (
+        "Mellanox-SN5600-O128", "x86_64-nvidia_sn5600-r0", "dynamic")
+    assert (port["alias"], port["index"], port["lanes"], port["autoneg"]) == ("etp1a", "1", "0,1,2,3", "off")
     # 'enable' would let `pfcwd start_default` overwrite the timers above.
     assert meta["default_pfcwd_status"] == "disable"
 
@@ -224,60 +229,55 @@ def test_parse_reads_ranges_and_defaults() -> None:
         parse_sonic_qos({})
 
 
-# -- headroom --------------------------------------------------------------------------------
+# -- buffers (headroom against SONiC's own Lua: test_sonic_headroom.py) -------------------
 
 
-def test_headroom_by_hand_400g_40m_8_lanes() -> None:
-    """buffer_headroom_mellanox.lua worked through for the pod's ports (Spectrum-4, MTU 9100)."""
-    mtu, cable, speed_mbps = 9100, 40, 400_000
-    peer_response = 905 * 512 / 8                                    # 57,920 B: 905 pause quanta
-    on_cable = 2 * cable * speed_mbps * 1e9 / 1.98e8 / (8 * 1024)   # ~19,729 B round trip
-    propagation = mtu + on_cable + 0 + 0.8 * 1024 + peer_response   # no gearbox
-    occupancy = (100 - 50 + 50 * (192 / 64)) / 100                  # 50% small packets, 192 B cells: 2.0
-    xoff = ceil((1024 + propagation * occupancy) / 1024) * 1024
-    xon = ceil((19 * 1024 * 2 - 1024) / 1024) * 1024                 # 8 lanes: pipeline x2 less 1 KB
-    size = ceil((xoff + xon + mtu) / 1024) * 1024                    # 8 lanes: one more MTU
-    assert (xoff, xon, size) == (177_152, 37_888, 224_256)
-    got = lossless_headroom(400, cable, mtu, 8, SonicBuffers())
-    assert (got.xoff, got.xon, got.size) == (xoff, xon, size)
+def _traditional(data: dict[str, Any]) -> None:
+    for tier in ("leaf", "spine"):
+        data["fabric"]["tiers"][tier]["buffers"] = {"model": "traditional"}
 
 
-@pytest.mark.parametrize(("cable", "xoff", "size4", "size8"), [
-    (5, 142_336, 161_792, 189_440),
-    (40, 177_152, 196_608, 224_256),
-    (100, 235_520, 254_976, 282_624),
-    (300, 433_152, 452_608, 480_256),
-])
-def test_headroom_matches_the_reference_table(cable: int, xoff: int, size4: int, size8: int) -> None:
-    """switch.md §5.3: Spectrum-4, 400G, port MTU 9100, 50% small packets."""
-    four = lossless_headroom(400, cable, 9100, 4, SonicBuffers())
-    eight = lossless_headroom(400, cable, 9100, 8, SonicBuffers())
-    assert (four.xoff, four.xon, four.size) == (xoff, 19_456, size4)
-    assert (eight.xoff, eight.size) == (xoff, size8)
+def test_traditional_model_writes_the_skus_lookup_row(pod: FabricPlan) -> None:
+    fabric = plan_fabric(load_spec(edited(_traditional, "sonic-pod")))
+    leaf = fabric.switches[0]
+    config = sonic.config_db(fabric, leaf)
+    assert config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
+    # pg_profile_lookup.ini: 400000 40m -> size 303104, xon 19456, xoff 283648, threshold 0.
+    assert config["BUFFER_PROFILE"]["pg_lossless_400000_40m_profile"] == {
+        "pool": "ingress_lossless_pool", "size": "303104", "xon": "19456", "xoff": "283648", "dynamic_th": "0"}
+    # The 3 m host cables take the table's 5 m row: buffermgrd matches CABLE_LENGTH exactly.
+    assert config["BUFFER_PROFILE"]["pg_lossless_400000_5m_profile"]["xoff"] == "231424"
+    first, uplink = leaf.ports[0], next(p for p in leaf.ports if p.direction == "up")
+    assert config["CABLE_LENGTH"]["AZURE"][first.name] == "5m"
+    assert config["BUFFER_PG"][f"{first.name}|3"] == {"profile": "pg_lossless_400000_5m_profile"}
+    assert config["BUFFER_PG"][f"{uplink.name}|3"] == {"profile": "pg_lossless_400000_40m_profile"}
+    # Traditional pools carry the SKU's sizes (t0 on a leaf, t1 on a spine).
+    assert config["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "67737959"
+    spine = sonic.config_db(fabric, fabric.switch("spine-01"))
+    assert spine["BUFFER_POOL"]["ingress_lossless_pool"]["size"] == "52161690"
+    assert "LOSSLESS_TRAFFIC_PATTERN" not in config and "DEFAULT_LOSSLESS_BUFFER_PARAMETER" not in config
+    assert sonic.check_config_db(config) == []
 
 
-def test_headroom_grows_with_cable_and_speed() -> None:
-    c = SonicBuffers()
-    assert lossless_headroom(400, 100, 9216, 8, c).xoff > lossless_headroom(400, 5, 9216, 8, c).xoff
-    assert lossless_headroom(400, 5, 9216, 4, c).xoff > lossless_headroom(100, 5, 9216, 4, c).xoff
-    # 25G has pause quanta; 2.5G does not and falls back to the ASIC's peer response time.
-    slow = lossless_headroom(2, 5, 1500, 4, c)
-    assert slow.xoff == ceil((1024 + (1500 + Fraction(2 * 5 * 2000 * 10**9, 198_000_000 * 8192)
-                                      + Fraction(4 * 1024, 5) + Fraction(38 * 1024, 10)) * 2) / 1024) * 1024
+def test_traditional_refuses_what_its_table_cannot_cover() -> None:
+    def long(data: dict[str, Any]) -> None:
+        _traditional(data)
+        data["fabric"]["tiers"]["spine"]["buffers"]["shared_headroom_pool"] = "16MB"
+        data["qos"]["cable_length"] = {"host_leaf": "3m", "leaf_spine": "500m"}
+
+    with pytest.raises(SpecError) as info:
+        plan_fabric(load_spec(edited(long, "sonic-pod")))
+    messages = [str(p) for p in info.value.problems]
+    assert any("500 m cable" in m and "covers 300 m at most" in m and "qos.cable_length" in m for m in messages)
+    assert any("shared headroom pool needs the dynamic model" in m for m in messages)
 
 
-def test_rendered_profile_is_the_computed_one(pod: FabricPlan) -> None:
-    leaf = pod.switches[0]
-    profile = sonic.config_db(pod, leaf)["BUFFER_PROFILE"]["pg_lossless_400000_40m_profile"]
-    assert profile == {"pool": "ingress_lossless_pool", "xoff": "177152", "xon": "37888", "size": "224256",
-                       "dynamic_th": "0"}
-
-
-def test_shared_headroom_pool_reserves_only_xon(pod: FabricPlan) -> None:
+def test_shared_headroom_pool_is_the_pools_xoff(pod: FabricPlan) -> None:
     config = sonic.config_db(pod, pod.switch("spine-01"))
-    assert config["BUFFER_POOL"]["ingress_lossless_pool"]["xoff"] == str(16 * 1024 * 1024)
-    profile = config["BUFFER_PROFILE"]["pg_lossless_400000_40m_profile"]
-    assert profile["size"] == profile["xon"] == "37888" and profile["xoff"] == "177152"
+    assert config["BUFFER_POOL"]["ingress_lossless_pool"] == {
+        "type": "ingress", "mode": "dynamic", "xoff": str(16 * 1024 * 1024)}
+    headroom = dict(switch_buffers(pod, pod.switch("spine-01")).headroom)
+    assert all(h.size == h.xon for h in headroom.values())  # what the Lua gives with a shared pool
 
 
 def test_asic_presets_and_overrides() -> None:
@@ -288,12 +288,6 @@ def test_asic_presets_and_overrides() -> None:
     override = SonicBuffers.model_validate({"ingress_lossless_pool": "64MB"})
     merged = resolve_constants("spectrum6", override)
     assert merged.cell_size == 256 and merged.ingress_lossless_pool == 64 * 1024 * 1024
-
-
-def test_ports_of_one_speed_share_one_profile(pod: FabricPlan) -> None:
-    buffers = switch_buffers(pod, pod.switch("spine-01"))
-    assert [p.name for p in buffers.profiles] == ["pg_lossless_400000_40m_profile"]
-    assert len(buffers.port_profile) == len(pod.switch("spine-01").ports)
 
 
 # -- fabgen-side checks ----------------------------------------------------------------------
@@ -314,7 +308,7 @@ def test_checks_catch_what_the_models_cannot(pod: FabricPlan) -> None:
         edit(config)
         return [p.message for p in sonic.check_config_db(config)]
 
-    assert any("needs a lossless profile" in m for m in problems(lambda c: c["BUFFER_PG"].pop(f"{port}|3")))
+    assert any("needs profile NULL" in m for m in problems(lambda c: c["BUFFER_PG"].pop(f"{port}|3")))
     assert any("PFC does not pause" in m
                for m in problems(lambda c: c["PORT_QOS_MAP"][port].update(pfcwd_sw_enable="3,4")))
     assert any("lands in PG" in m
@@ -322,8 +316,10 @@ def test_checks_catch_what_the_models_cannot(pod: FabricPlan) -> None:
     assert any("unmapped" in m for m in problems(lambda c: c["DSCP_TO_TC_MAP"]["ROCE"].pop("63")))
     assert any("not a profile of egress_lossless_pool" in m
                for m in problems(lambda c: c["BUFFER_QUEUE"].update({f"{port}|3": {"profile": "egress_lossy_profile"}})))
-    assert any("reserve" in m
-               for m in problems(lambda c: c["BUFFER_POOL"]["ingress_lossless_pool"].update(size="1000")))
+    traditional = plan_fabric(load_spec(edited(_traditional, "sonic-pod")))
+    config = sonic.config_db(traditional, traditional.switches[0])
+    config["BUFFER_POOL"]["ingress_lossless_pool"]["size"] = "1000"
+    assert any("reserve" in p.message for p in sonic.check_config_db(config))
 
 
 def test_watchdog_outside_sonic_ranges_points_at_the_spec() -> None:
