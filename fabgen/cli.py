@@ -55,8 +55,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from fabgen.pipeline import load_spec, plan_fabric
     from fabgen.plan.summary import summary, summary_table
 
+    if args.detail and args.format != "json":
+        raise FabgenError([Problem("--detail needs --format json", file="fabgen")])
     fabric = plan_fabric(load_spec(Path(args.spec)))
-    if args.format == "json":
+    if args.detail:
+        from fabgen.plan.detail import write_detail
+
+        write_detail(fabric, sys.stdout)
+    elif args.format == "json":
         print(json.dumps(summary(fabric), indent=2, sort_keys=True))
     else:
         print(summary_table(fabric), end="")
@@ -80,12 +86,16 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     if args.templates and not Path(args.templates).is_dir():  # a typo must not fall back to the shipped templates
         raise FabgenError([Problem("--templates: no such directory", file=args.templates)])
-    spec = load_spec(Path(args.spec))
-    result = generate(
-        spec, Path(args.output), targets=args.only or None, devices=args.device or None,
-        templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
-        jobs=args.jobs,
-    )
+    from fabgen.progress import reporting, stage
+
+    with reporting(quiet=args.quiet):
+        stage("loading the spec")
+        spec = load_spec(Path(args.spec))
+        result = generate(
+            spec, Path(args.output), targets=args.only or None, devices=args.device or None,
+            templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
+            jobs=args.jobs,
+        )
     if isinstance(result, Drift):
         for path in result.added:
             print(f"added: {path}")
@@ -149,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("plan", _cmd_plan, "summarise the planned fabric: hosts, GPUs, pods, switches and links per tier")
     p.add_argument("spec")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--detail", action="store_true",
+                   help="with --format json: every device, port, peer and address (and BGP), streamed")
 
     p = command("schema", _cmd_schema, "print the JSON Schema of the spec (for YAML language servers)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -183,7 +195,7 @@ def _extensions() -> list[Callable[..., None]]:
     """Command groups that live beside their subsystem (lint, ansible, ...)."""
     registers: list[Callable[..., None]] = []
     for module in ("fabgen.lint.commands", "fabgen.commands", "fabgen.twin.commands",
-                   "fabgen.targets.sonic.commands"):
+                   "fabgen.targets.sonic.commands", "fabgen.exports_commands"):
         try:
             imported = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -89,9 +89,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_ansible_path(args: argparse.Namespace) -> int:
-    from fabgen.ansible import plugin_dir
+    from fabgen.ansible import collection_dir, collections_path
 
-    print(plugin_dir(args.kind))
+    print(collection_dir() if args.collection else collections_path())
     return EXIT_OK
 
 
@@ -126,11 +126,6 @@ def register(command: CommandFactory) -> None:
     p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates (for both specs)")
 
     p = command("ansible-path", _cmd_ansible_path,
-                "print the directory of fabgen's Ansible plugins (for ANSIBLE_*_PLUGINS or ansible.cfg)")
-    kind = p.add_mutually_exclusive_group()
-    kind.add_argument("--filter", dest="kind", action="store_const", const="filter",
-                      help="the filter plugins (ANSIBLE_FILTER_PLUGINS)")
-    kind.add_argument("--action", dest="kind", action="store_const", const="action",
-                      help="the action plugins (ANSIBLE_ACTION_PLUGINS)")
-    kind.add_argument("--modules", dest="kind", action="store_const", const="modules",
-                      help="the module documentation stubs (ANSIBLE_LIBRARY)")
+                "print where the fabgen.fabgen Ansible collection is (for ANSIBLE_COLLECTIONS_PATH)")
+    p.add_argument("--collection", action="store_true",
+                   help="print the collection's own root instead (for ansible-galaxy collection build)")

@@ -80,15 +80,19 @@ def inventory(fabric: FabricPlan) -> dict[str, Any]:
     ``super_spine``); one per switch OS (``eos``, ``sonic``, ``cumulus``); one per
     pod (``pod_0``: its hosts and switches), rail (``rail_0``: its leaves) and
     plane (``plane_0``: its spines and super-spines). Variables are defined once,
-    under ``hosts`` or the tier group; other groups only list members.
+    under ``hosts`` or the tier group; other groups only list members, except
+    that ``hosts`` and each OS group carry how Ansible connects to their devices
+    (:mod:`fabgen.ansible.connections`), with a comment saying why.
     """
+    from fabgen.ansible.connections import HOSTS, SWITCH_OS
+
     facts = host_vars(fabric)
     tiers: dict[str, dict[str, Any]] = {}
     for switch in fabric.switches:
         tiers.setdefault(switch.tier, {})[switch.name] = facts[switch.name]
     order = ("leaf", "spine", "super_spine")
     children: dict[str, Any] = {
-        "hosts": {"hosts": {h.name: facts[h.name] for h in fabric.hosts}},
+        "hosts": _with_vars("hosts", HOSTS, {"hosts": {h.name: facts[h.name] for h in fabric.hosts}}),
     }
     if tiers:
         children["switches"] = {"children": {t: {"hosts": tiers[t]} for t in order if t in tiers}}
@@ -108,8 +112,21 @@ def inventory(fabric: FabricPlan) -> dict[str, Any]:
             members.setdefault((3, "plane", switch.plane), []).append(switch.name)
     for (rank, name, number), names in sorted(members.items()):
         group = name if rank == 0 else f"{name}_{number}"
-        children[group] = {"hosts": dict.fromkeys(names)}
+        entry = {"hosts": dict.fromkeys(names)}
+        children[group] = _with_vars(name, SWITCH_OS[name], entry) if rank == 0 and name in SWITCH_OS else entry
     return {"all": {"vars": {"fabgen_cluster": fabric.spec.cluster.name}, "children": children}}
+
+
+def _with_vars(group: str, variables: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with ``vars`` first, and the reason for them as a comment above (ruamel keeps it)."""
+    from ruamel.yaml.comments import CommentedMap
+
+    from fabgen.ansible.connections import COMMENTS
+
+    result = CommentedMap([("vars", dict(variables)), *entry.items()])
+    if group in COMMENTS:
+        result.yaml_set_comment_before_after_key("vars", before=COMMENTS[group], indent=6)
+    return result
 
 
 def inventory_yaml(fabric: FabricPlan, source: str | None = None) -> str:
@@ -180,7 +197,7 @@ def device_files(
     if kind is not None:
         wrong = [n for n in names if device_kind(fabric, n) != kind]
         if wrong and not any(_GLOB_CHARS & set(p) for p in patterns):
-            other = "fabgen_switch_config" if kind == "host" else "fabgen_host_files"
+            other = "fabgen.fabgen.switch_config" if kind == "host" else "fabgen.fabgen.host_files"
             raise FabgenError([Problem(f"{wrong[0]!r} is not a {kind} (use {other})", file=_spec_file(fabric))])
         names = [n for n in names if n not in wrong]
     if not names:

@@ -77,14 +77,18 @@ def generate(
 ) -> WriteResult | Drift:
     """Plan, render and write (or, with ``check``, compare with) ``out_dir``."""
     from fabgen.bounded import jobs_problem
+    from fabgen.progress import stage
     from fabgen.targets.registry import device_matches, select_targets
     from fabgen.targets.render import render_files
 
     problem = jobs_problem(jobs)
     if problem:
         raise FabgenError([Problem(f"jobs {problem}", file="fabgen")])
+    stage("planning")
     fabric = plan_fabric(spec)
+    stage(f"rendering {len(fabric.switches):,} switches, {len(fabric.hosts):,} hosts")
     files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
+    stage(f"{'comparing' if check else 'writing'} {len(files):,} files")
     chosen = {t.name for t in select_targets(targets)}
 
     def in_scope(owner: tuple[str, str]) -> bool:

@@ -68,6 +68,7 @@ from fabgen.bounded import (
     walk_files,
 )
 from fabgen.errors import FabgenError, Problem
+from fabgen.wiring_netbox import is_netbox_cable_header, netbox_cable_rows
 
 __all__ = [
     "CABLING_COLUMNS",
@@ -697,6 +698,8 @@ def read_cabling_csv(path: Path) -> list[ObservedLink]:
     expected = ",".join(CABLING_COLUMNS)
     if header is None:
         raise FabgenError([Problem(f"empty file; expected the header {expected}", file=src, line=1)])
+    if is_netbox_cable_header(header):  # NetBox's cable import columns or its cable list export
+        return _netbox_links(header, reader, src)
     if [cell.strip() for cell in header] != list(CABLING_COLUMNS):
         message = f"header must be exactly {expected}; found {','.join(header)}"
         raise FabgenError([Problem(message, file=src, line=1, col=1)])
@@ -723,6 +726,23 @@ def read_cabling_csv(path: Path) -> list[ObservedLink]:
             links.append(link)
     _raise(problems)
     return links
+
+
+def _netbox_links(header: list[str], reader: Any, src: str) -> list[ObservedLink]:
+    """A NetBox cable CSV (:mod:`fabgen.wiring_netbox`) as links, ``a`` end as local."""
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        end = reader.line_num
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            yield start, row
+
+    try:
+        found, problems = netbox_cable_rows(header, rows(), src)
+    except csv.Error as exc:
+        raise FabgenError([Problem(f"malformed CSV: {exc}", file=src, line=reader.line_num)]) from None
+    _raise(problems)
+    return [ObservedLink(a, ap, b, bp, source=src, line=line, origin="csv") for a, ap, b, bp, line in found]
 
 
 # --------------------------------------------------------------------------- together

@@ -25,6 +25,9 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert "fabgen/py.typed" in names
     assert "fabgen/schemas/fabgen-spec.schema.json" in names and "fabgen/schemas/nccl-topo.xsd" in names
     assert any(n.startswith("fabgen/templates/") and n.endswith(".j2") for n in names)
+    collection = "fabgen/ansible/ansible_collections/fabgen/fabgen/"
+    assert {collection + f for f in ("galaxy.yml", "meta/runtime.yml", "plugins/modules/render.py",
+                                     "plugins/filter/switch_config.yml")} <= set(names), "the Ansible collection ships"
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

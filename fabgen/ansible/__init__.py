@@ -1,16 +1,17 @@
-"""Ansible integration: filter and action plugins shipped inside the package.
+"""Ansible integration: the ``fabgen.fabgen`` collection, shipped inside the package.
 
-The plugins under ``plugins/`` are thin shells (as in Arista AVD): they import
-fabgen lazily, normalise Ansible's inputs with a JSON round trip and turn every
-fabgen error into an Ansible error carrying the spec's ``file:line:col``. The
-work itself lives in :mod:`fabgen.ansible._core`, which is plain Python and is
-tested without Ansible.
+The collection's source is ``ansible_collections/fabgen/fabgen/`` next to this
+file, so the wheel carries it and an installed fabgen can serve it straight to
+Ansible without Galaxy::
 
-Point Ansible at the plugins with ``fabgen ansible-path``::
+    export ANSIBLE_COLLECTIONS_PATH=$(fabgen ansible-path)
 
-    export ANSIBLE_FILTER_PLUGINS=$(fabgen ansible-path --filter)
-    export ANSIBLE_ACTION_PLUGINS=$(fabgen ansible-path --action)
-    export ANSIBLE_LIBRARY=$(fabgen ansible-path --modules)
+or be built into a Galaxy artifact (``ansible-galaxy collection build
+$(fabgen ansible-path --collection)``). Its plugins are thin shells (as in
+Arista AVD): they import fabgen lazily, normalise Ansible's inputs with a JSON
+round trip and turn every fabgen error into an Ansible error carrying the
+spec's ``file:line:col``. The work itself lives in :mod:`fabgen.ansible._core`,
+which is plain Python and is tested without Ansible.
 
 This module imports nothing heavy: the CLI calls it to print a path.
 """
@@ -18,11 +19,16 @@ This module imports nothing heavy: the CLI calls it to print a path.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-PluginKind = Literal["filter", "action", "modules"]
+NAMESPACE = "fabgen"
+NAME = "fabgen"
 
-def plugin_dir(kind: PluginKind | None = None) -> Path:
-    """The directory holding the plugins (``plugins/``), or one kind of them (``plugins/filter``)."""
-    base = Path(__file__).resolve().parent / "plugins"
-    return base / kind if kind else base
+
+def collections_path() -> Path:
+    """The directory to put on ``ANSIBLE_COLLECTIONS_PATH`` (it holds ``ansible_collections/``)."""
+    return Path(__file__).resolve().parent
+
+
+def collection_dir() -> Path:
+    """The collection's own root (``galaxy.yml``, ``plugins/``): what ``ansible-galaxy collection build`` takes."""
+    return collections_path() / "ansible_collections" / NAMESPACE / NAME

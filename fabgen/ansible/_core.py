@@ -3,24 +3,32 @@
 Kept apart from the plugin files so it is tested without Ansible and so the
 plugins stay shells that only translate arguments and errors.
 
+The spec comes as a path, as YAML text, or as data (a dict built from
+inventory vars); data is dumped to YAML text and validated under the name
+``<inventory>``, so its errors read ``<inventory>:line:col: ... (at key.path)``.
+
 Why a cache: a play over a fabric calls the filters and the action once per
 device, and planning a 24k-GPU spec takes seconds. The loaded spec and its
-plan are kept per (real path, mtime, size) for the life of the process, so a
-changed spec is replanned and an unchanged one is not. Ansible forks a worker
-per host and task, so the cache pays off inside one worker (a loop, a
-``run_once`` task with ``device: "*"``, several filter calls in one template)
-and in the controller process; it never serves a stale plan.
+plan are kept per (real path, mtime, size), or per content for text and data,
+for the life of the process, so a changed spec is replanned and an unchanged
+one is not. Ansible forks a worker per host and task, so the cache pays off
+inside one worker (a loop, a ``run_once`` task with ``device: "*"``, several
+filter calls in one template) and in the controller process; it never serves
+a stale plan.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 import json
 import os
 import secrets
+import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -45,7 +53,7 @@ __all__ = [
 ]
 
 _CACHE_SIZE = 4
-_cache: OrderedDict[tuple[str, int, int], tuple[ClusterSpec, FabricPlan]] = OrderedDict()
+_cache: OrderedDict[tuple[object, ...], tuple[ClusterSpec, FabricPlan]] = OrderedDict()
 _lock = threading.Lock()
 _stats = {"hits": 0, "misses": 0}
 
@@ -70,25 +78,83 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
-def loaded(spec_path: str | os.PathLike[str]) -> tuple[ClusterSpec, FabricPlan]:
-    """The validated spec and its plan, from the cache while the file is unchanged."""
-    from fabgen.pipeline import load_spec, plan_fabric
+DATA_SOURCE = "<inventory>"
+"""The file name a spec given as data carries in its errors (there is no file to point at)."""
 
-    path = Path(spec_path)
+
+def spec_text(data: dict[str, Any]) -> str:
+    """A spec given as data (a dict from inventory vars) as YAML text, keys in the order given.
+
+    Block style, one key a line, so an error's ``<inventory>:line:col`` names a
+    line of this text and the ``(at qos.classes...)`` path that follows it names
+    the key in the operator's vars. Dumping (not formatting by hand) quotes every
+    string, so a value cannot add keys.
+    """
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt", pure=True)  # the round-trip dumper keeps a dict's order; the safe one sorts
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def loaded(spec: Any) -> tuple[ClusterSpec, FabricPlan]:
+    """The validated spec and its plan, from the cache while the input is unchanged.
+
+    ``spec`` is a path (cached per real path, mtime and size), YAML text (a
+    string with a newline) or the spec as data (a dict); text and data are
+    cached by content, so every host of a play that passes the same dict plans it once.
+    """
+    spec = normalise(spec)
+    if isinstance(spec, dict):
+        text = spec_text(spec)
+        return _cached(("data", hashlib.sha256(text.encode()).hexdigest()), lambda: _from_text(text, DATA_SOURCE))
+    if isinstance(spec, str) and "\n" in spec:
+        text = spec
+        return _cached(("text", hashlib.sha256(text.encode()).hexdigest()), lambda: _from_text(text, "<string>"))
+    if not isinstance(spec, str) or not spec:
+        raise FabgenError([Problem(f"spec must be a path, YAML text or the spec as a mapping, got {spec!r}",
+                                   file="ansible")])
+    path = Path(spec)
     try:
         st = path.stat()
     except FileNotFoundError:
         raise FabgenError([Problem("no such file", file=str(path))]) from None
     except OSError as exc:
         raise FabgenError([Problem(f"cannot read: {exc.strerror}", file=str(path))]) from None
-    key = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
+    if not stat.S_ISREG(st.st_mode):
+        raise FabgenError([Problem("is not a file (give the spec's path, its YAML text or its data)",
+                                   file=str(path))])
+    key = ("path", os.path.realpath(path), st.st_mtime_ns, st.st_size)
+    return _cached(key, lambda: _from_path(path))
+
+
+def _from_path(path: Path) -> ClusterSpec:
+    from fabgen.pipeline import load_spec
+
+    return load_spec(path)
+
+
+def _from_text(text: str, name: str) -> ClusterSpec:
+    """Validate YAML text under a file name of our choosing (``load_spec`` names text ``<string>``)."""
+    from fabgen.source import load_source
+    from fabgen.spec import validate_spec
+
+    return validate_spec(load_source(name, text=text))
+
+
+def _cached(key: tuple[object, ...], load: Callable[[], ClusterSpec]) -> tuple[ClusterSpec, FabricPlan]:
+    from fabgen.pipeline import plan_fabric
+
     with _lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             _stats["hits"] += 1
             return hit
-    spec = load_spec(path)
+    spec = load()
     result = (spec, plan_fabric(spec))
     with _lock:
         _stats["misses"] += 1
@@ -119,28 +185,27 @@ def _targets(value: Any) -> list[str] | None:
     raise FabgenError([Problem(f"targets must be a list of target names, got {value!r}", file="ansible")])
 
 
-def host_files(spec_path: Any, hostname: Any, targets: Any = None) -> dict[str, str]:
+def host_files(spec: Any, hostname: Any, targets: Any = None) -> dict[str, str]:
     """``{relpath: text}`` of one host: its own files and its profile's (NCCL topology)."""
     from fabgen.inventory import device_files
 
-    spec_path, hostname, targets = normalise([spec_path, hostname, targets])
-    _, fabric = loaded(_text(spec_path, "spec path"))
+    spec, hostname, targets = normalise([spec, hostname, targets])
+    _, fabric = loaded(spec)
     return device_files(fabric, [_text(hostname, "host name")], _targets(targets), kind="host")
 
 
-def switch_config(spec_path: Any, hostname: Any, targets: Any = None) -> dict[str, str]:
+def switch_config(spec: Any, hostname: Any, targets: Any = None) -> dict[str, str]:
     """``{relpath: text}`` of one switch (its configuration, one file per OS target)."""
     from fabgen.inventory import device_files
 
-    spec_path, hostname, targets = normalise([spec_path, hostname, targets])
-    _, fabric = loaded(_text(spec_path, "spec path"))
+    spec, hostname, targets = normalise([spec, hostname, targets])
+    _, fabric = loaded(spec)
     return device_files(fabric, [_text(hostname, "switch name")], _targets(targets), kind="switch")
 
 
-def lint_findings(spec_path: Any) -> list[dict[str, Any]]:
+def lint_findings(spec_input: Any) -> list[dict[str, Any]]:
     """The linter's findings as plain dicts (what Ansible can loop over, ``selectattr`` and print)."""
-    spec_path = _text(normalise(spec_path), "spec path")
-    spec, fabric = loaded(spec_path)
+    spec, fabric = loaded(spec_input)
     from fabgen.pipeline import lint_fabric
 
     return [_finding_dict(f) for f in lint_fabric(spec, fabric)]
@@ -160,9 +225,10 @@ def _finding_dict(finding: Any) -> dict[str, Any]:
         data = {k: v for k, v in vars(finding).items() if not k.startswith("_")}
     if not isinstance(data, dict):
         data = {"value": data}
-    if "text" not in data and type(finding).__str__ is not object.__str__:
-        data["text"] = str(finding)
-    return json.loads(json.dumps(data, default=str, sort_keys=True))
+    if "text" not in data and "__str__" in {k for cls in type(finding).__mro__[:-1] for k in vars(cls)}:
+        data["text"] = str(finding)  # only a str() the class defines says something; object's is an address
+    plain: dict[str, Any] = json.loads(json.dumps(data, default=str, sort_keys=True))
+    return plain
 
 
 @dataclass
@@ -178,9 +244,14 @@ class Outcome:
     def changed(self) -> bool:
         return bool(self.changes)
 
+    @property
+    def changed_files(self) -> list[str]:
+        """Relative paths of the files that differ, sorted (as :attr:`files` is)."""
+        return [change[0] for change in self.changes]
+
 
 def render_to(
-    spec_path: str,
+    spec: Any,
     devices: Sequence[str],
     dest: str | os.PathLike[str],
     targets: Iterable[str] | str | None = None,
@@ -197,8 +268,9 @@ def render_to(
     from fabgen.inventory import device_files
     from fabgen.writer import safe_relpath
 
-    _, fabric = loaded(spec_path)
-    files = device_files(fabric, list(devices), _targets(targets), Path(templates) if templates else None)
+    _, fabric = loaded(spec)
+    names = [_text(device, "device") for device in devices]
+    files = device_files(fabric, names, _targets(targets), Path(templates) if templates else None)
     root = Path(dest)
     outcome = Outcome()
     for rel, text in sorted(files.items()):

@@ -16,6 +16,7 @@ from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import host_plan
+from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
     BgpIntent,
@@ -87,6 +88,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         firmware = firmware_intents(spec, default_qos)
     except ValueError as exc:  # a NIC setting the driver cannot take (the intents refuse it)
         raise _relocate(SpecError([Problem(f"NIC policy cannot be applied: {exc}", file="nic")]), doc, ("nic",)) from None
+    planned_hosts = attach_networks(spec, doc, planned_hosts, switches, host_links)
     return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
                       links=tuple(links), qos=default_qos, firmware=firmware)
 

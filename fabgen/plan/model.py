@@ -204,6 +204,63 @@ class HostNic:
 
 
 @dataclass(frozen=True, slots=True)
+class HostRoute:
+    """One route in a backend NIC's own table: on-link (``via`` None) or through the NIC's leaf."""
+
+    to: str
+    """Destination prefix (``10.10.0.0/24``)."""
+    via: str | None
+    """Next hop (the leaf's end of the NIC's /31), or None for the /31 itself."""
+    source: str
+    """Preferred source address (the NIC's, no prefix length)."""
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class HostRule:
+    """``ip rule``: traffic from this NIC's address looks up the NIC's table, so it leaves by its own rail."""
+
+    priority: int
+    source: str
+    """``10.10.0.1/32``."""
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class BackendInterface:
+    """One in-service backend NIC as the host's network stack configures it (OS-neutral)."""
+
+    nic: str
+    """RDMA device (``mlx5_0``)."""
+    netdev: str
+    rail: int
+    address: str
+    """The NIC's end of its /31, with prefix length (``10.10.0.1/31``)."""
+    gateway: str
+    """The leaf's end of the /31, no prefix length."""
+    mtu: int
+    table: int
+    """Routing table id, from the rail (never from enumeration order)."""
+    routes: tuple[HostRoute, ...]
+    """The /31 on-link first, then the backend pools via the leaf."""
+    rule: HostRule
+    leaf: str
+    leaf_port: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostNetwork:
+    """A host's backend network: what netplan, NetworkManager, sysctl and the twin all print or apply."""
+
+    config: Literal["netplan", "networkmanager"]
+    mtu: int
+    roce_mtu: int
+    """The RoCE active MTU mlx5 derives from ``mtu`` (what ``ibv_devinfo`` shows)."""
+    interfaces: tuple[BackendInterface, ...]
+    """In rail order."""
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     name: str
     profile: str
@@ -216,6 +273,8 @@ class Host:
     """NCCL variables in file order, values as NCCL reads them."""
     nic_intent: HostNicIntent | None
     description: str
+    network: HostNetwork | None = None
+    """Backend addressing, MTU and source routing (:mod:`fabgen.plan.host_network`)."""
 
 
 @dataclass(frozen=True)

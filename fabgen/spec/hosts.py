@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from fabgen.spec.host_network import BackendNetwork
 from fabgen.spec.common import BusId, CpuList, Description, Name, Netdev, RdmaDevice, SpecModel, pattern_fields
 from fabgen.spec.nccl import NcclEnv
 from fabgen.units import Speed
@@ -87,6 +88,7 @@ class HostProfile(SpecModel):
     nics: Annotated[list[Nic], Field(min_length=1, max_length=32)]
     pcie_switches: list[PcieSwitch] = []
     frontend: Frontend
+    backend_network: BackendNetwork = BackendNetwork()
 
     @model_validator(mode="after")
     def _consistent(self) -> HostProfile:

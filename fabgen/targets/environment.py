@@ -20,6 +20,9 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined,
 
 from fabgen._resources import resource_dir
 from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
+from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
+
+HOST_NET_FILTERS = {"yaml_str": yaml_str, "keyfile_value": keyfile_value, "comment_text": comment_text}
 
 
 def shell_quote(value: object) -> str:
@@ -65,4 +68,5 @@ def environment(user_templates: Path | None = None) -> Environment:
         auto_reload=False,
     )
     env.filters["shell_quote"] = shell_quote
+    env.filters.update(HOST_NET_FILTERS)
     return env

@@ -17,14 +17,19 @@ from typing import Any
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
-from fabgen.targets import cabling
+from fabgen.targets import cabling, install
 from fabgen.targets.avd import target as avd
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
+from fabgen.targets.k8s import labels as k8s_labels
+from fabgen.targets.hostnet import boot as hostboot
+from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl import topo as nccl_topo
+from fabgen.targets.netbox import files as netbox
 from fabgen.targets.nvue import config as nvue
+from fabgen.targets.slurm import topology as slurm
 from fabgen.targets.sonic import config_db as sonic
 
 TARGETS: tuple[Target, ...] = (
@@ -36,6 +41,13 @@ TARGETS: tuple[Target, ...] = (
     nvue.TARGET,
     mlx5.TARGET,
     mlx5.FIRMWARE_TARGET,
+    slurm.TARGET,
+    k8s_labels.TARGET,
+    netbox.TARGET,
+    hostnet.TARGET,
+    hostboot.TARGET,
+    install.HOST_TARGET,
+    install.SWITCH_TARGET,
     avd.TARGET,
 )
 

@@ -1,0 +1,131 @@
+"""Each host's backend network: per RoCE NIC its /31, MTU, own routing table and source rule.
+
+OS-neutral: netplan, NetworkManager keyfiles, sysctl.d and the twin print or
+apply these objects; none of them decides an address, a table or an MTU.
+
+Why per-NIC tables: every backend NIC of a host is on its own /31 towards a
+different leaf (one per rail), and all of them reach the same backend pools.
+With one table the kernel would send everything out of whichever NIC's route
+it picked first, so rail r's RoCE traffic (whose source address is rail r's)
+would leave by another rail or the frontend. A rule ``from ADDR lookup TABLE``
+per NIC sends each source out of its own NIC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from fabgen.errors import Problem, SpecError
+from fabgen.plan.model import (
+    BackendInterface,
+    Host,
+    HostNetwork,
+    HostNic,
+    HostRoute,
+    HostRule,
+    Link,
+    Switch,
+)
+from fabgen.source import SourceDoc, spec_problem
+from fabgen.spec import ClusterSpec
+
+ROCE_HEADERS = 40 + 8 + 12 + 4 + 28 + 4
+"""Bytes the kernel takes off the netdev MTU before choosing the RoCE MTU.
+
+``iboe_get_mtu()`` (include/rdma/ib_addr.h), which ``mlx5_query_port_roce``
+applies to the netdev's MTU for ``active_mtu``, subtracts GRH 40, UDP 8, BTH 12,
+XRC 4, AtomicETH 28 and ICRC 4: the largest header set any RoCE packet can carry.
+"""
+
+IB_MTUS = (4096, 2048, 1024, 512, 256)
+
+TABLE_BASE = 100
+"""A NIC's routing table is ``TABLE_BASE + rail``: stable when hosts or NICs are added, clear of
+the kernel's reserved ids (253 default, 254 main, 255 local) for every rail (0..63)."""
+
+RULE_PRIORITY_BASE = 1000
+"""A NIC's rule priority is ``RULE_PRIORITY_BASE + rail``: after the ``local`` rule (0),
+before ``main`` (32766), and apart from the low numbers other tools tend to use."""
+
+
+def roce_active_mtu(netdev_mtu: int) -> int:
+    """The RoCE MTU mlx5 reports for a netdev MTU (0: too small for any RoCE MTU)."""
+    room = netdev_mtu - ROCE_HEADERS
+    return next((m for m in IB_MTUS if room >= m), 0)
+
+
+def default_mtu(roce_mtu: int) -> int:
+    """The smallest MTU that is a multiple of 100 and gives ``roce_mtu``; never below Ethernet's 1500.
+
+    4200 for RoCE MTU 4096 (the value NVIDIA's RoCE guides use). A larger netdev
+    MTU buys RoCE nothing: the kernel caps the RoCE MTU at 4096.
+    """
+    need = roce_mtu + ROCE_HEADERS
+    return max(1500, -(-need // 100) * 100)
+
+
+def attach_networks(spec: ClusterSpec, doc: SourceDoc | None, hosts: Iterable[Host], switches: Iterable[Switch],
+                    host_links: Mapping[tuple[str, str], Link]) -> tuple[Host, ...]:
+    """The hosts with :attr:`Host.network` set; refuses an MTU the leaves or the RoCE MTU cannot take."""
+    hosts = tuple(hosts)
+    leaf_mtu = {s.name: s.qos.mtu for s in switches if s.tier == "leaf"}
+    ceiling: dict[str, tuple[int, str]] = {}  # profile -> (lowest leaf MTU, that leaf)
+    for host in hosts:
+        for nic in host.nics:
+            if nic.leaf is not None and nic.leaf in leaf_mtu:
+                low = ceiling.get(host.profile)
+                if low is None or leaf_mtu[nic.leaf] < low[0]:
+                    ceiling[host.profile] = (leaf_mtu[nic.leaf], nic.leaf)
+    roce_mtu = spec.nic.roce_mtu
+    mtus: dict[str, int] = {}
+    problems: list[Problem] = []
+    for name, profile in spec.host_profiles.items():
+        cap = ceiling.get(name)
+        wanted = profile.backend_network.mtu
+        if wanted is None:
+            mtus[name] = min(default_mtu(roce_mtu), cap[0]) if cap else default_mtu(roce_mtu)
+            continue  # a leaf MTU too small for RoCE is the linter's FG3xx finding, not a refusal here
+        where = ("host_profiles", name, "backend_network", "mtu")
+        if cap is not None and wanted > cap[0]:
+            problems.append(spec_problem(doc, f"backend MTU {wanted} is above the MTU {cap[0]} of leaf {cap[1]}, "
+                                              "which drops the larger frames", where))
+        elif roce_active_mtu(wanted) < roce_mtu:
+            problems.append(spec_problem(doc, f"backend MTU {wanted} gives a RoCE MTU of {roce_active_mtu(wanted)}, "
+                                              f"below nic.roce_mtu {roce_mtu}: it needs at least "
+                                              f"{roce_mtu + ROCE_HEADERS} (RoCE MTU plus {ROCE_HEADERS} header bytes)",
+                                         where))
+        mtus[name] = wanted
+    if problems:
+        raise SpecError(problems)
+    pools = (str(spec.fabric.addressing.p2p), str(spec.fabric.addressing.loopbacks))
+    return tuple(replace(h, network=_host_network(spec, h, mtus[h.profile], pools, host_links)) for h in hosts)
+
+
+def _host_network(spec: ClusterSpec, host: Host, mtu: int, pools: tuple[str, ...],
+                  host_links: Mapping[tuple[str, str], Link]) -> HostNetwork:
+    interfaces = []
+    for nic in host.nics:
+        link = host_links.get((host.name, nic.netdev))
+        if nic.rail is None or not nic.in_service or link is None:
+            continue
+        interfaces.append(_interface(nic, nic.rail, link, mtu, pools))
+    config = spec.host_profiles[host.profile].backend_network.config
+    return HostNetwork(config=config, mtu=mtu, roce_mtu=roce_active_mtu(mtu), interfaces=tuple(interfaces))
+
+
+def _interface(nic: HostNic, rail: int, link: Link, mtu: int, pools: tuple[str, ...]) -> BackendInterface:
+    address = link.a_address
+    source = address.partition("/")[0]
+    gateway = link.b_address.partition("/")[0]
+    table = TABLE_BASE + rail
+    prefix = f"{min(source, gateway, key=_ip_key)}/31"
+    routes = (HostRoute(prefix, None, source, table),
+              *(HostRoute(pool, gateway, source, table) for pool in pools))
+    return BackendInterface(nic=nic.name, netdev=nic.netdev, rail=rail, address=address, gateway=gateway, mtu=mtu,
+                            table=table, routes=routes, rule=HostRule(RULE_PRIORITY_BASE + rail, f"{source}/32", table),
+                            leaf=link.b_device, leaf_port=link.b_port)
+
+
+def _ip_key(address: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in address.split("."))

@@ -1,0 +1,1 @@
+"""``host-net``: a host's backend network as netplan, NetworkManager keyfiles and sysctl.d."""

@@ -1,0 +1,320 @@
+"""Render and check a host's backend network files from :attr:`fabgen.plan.model.Host.network`.
+
+Per host: ``netplan.yaml`` (netplan v2, Ubuntu and DGX OS) or one
+NetworkManager keyfile per NIC (``nm/fabgen-NETDEV.nmconnection``, RHEL and
+Rocky), as the profile's ``backend_network.config`` says; and ``sysctl.conf``
+(ARP and reverse-path settings the per-NIC routing needs) for both. The
+addresses, tables and MTU are the plan's; this module only adds what is a
+consumer's own business (a keyfile's UUID, a sysctl key's separator).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import uuid
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from fabgen.errors import Problem
+from fabgen.plan.host_network import ROCE_HEADERS
+from fabgen.plan.model import BackendInterface, Host
+from fabgen.targets.base import RenderContext, Target
+
+NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
+KEYFILE_TEMPLATE = "host-net/nmconnection.j2"
+SYSCTL_TEMPLATE = "host-net/sysctl.conf.j2"
+
+NETPLAN_DEST = "/etc/netplan/60-fabgen-backend.yaml"
+"""After the distribution's own files (``00-installer-config.yaml``, ``50-cloud-init.yaml``) in netplan's order."""
+KEYFILE_DIR = "/etc/NetworkManager/system-connections"
+SYSCTL_DEST = "/etc/sysctl.d/60-fabgen-roce.conf"
+
+_UUID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/fabgen/fabgen/host-net")
+"""Keyfile UUIDs derive from (cluster, host, netdev): regenerating never changes them."""
+
+
+def netplan_path(host: str) -> str:
+    return f"hosts/{host}/netplan.yaml"
+
+
+def keyfile_name(netdev: str) -> str:
+    return f"fabgen-{netdev}.nmconnection"
+
+
+def keyfile_path(host: str, netdev: str) -> str:
+    return f"hosts/{host}/nm/{keyfile_name(netdev)}"
+
+
+def sysctl_path(host: str) -> str:
+    return f"hosts/{host}/sysctl.conf"
+
+
+def sysctl_key(netdev: str) -> tuple[str, str]:
+    """``(prefix, separator)`` of a netdev's ``conf`` keys.
+
+    sysctl.d reads ``.`` as the separator unless the key starts with ``/``-separated
+    parts, in which case dots are literal: a netdev with a dot (``ens1.100``) needs that form.
+    """
+    if "." in netdev:
+        return f"net/ipv4/conf/{netdev}", "/"
+    return f"net.ipv4.conf.{netdev}", "."
+
+
+def keyfile_uuid(cluster: str, host: str, netdev: str) -> str:
+    return str(uuid.uuid5(_UUID_NAMESPACE, f"{cluster}\0{host}\0{netdev}"))
+
+
+def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str, str]:
+    """``{path: text}`` of one host's backend network files (none for a host without backend NICs)."""
+    net = host.network
+    if net is None or not net.interfaces:
+        return {}
+    common: dict[str, Any] = {"cluster": cluster, "host": host, "net": net, "roce_headers": ROCE_HEADERS}
+    files: dict[str, str] = {}
+    if net.config == "netplan":
+        files[netplan_path(host.name)] = env.get_template(NETPLAN_TEMPLATE).render(dest=NETPLAN_DEST, **common)
+    else:
+        template = env.get_template(KEYFILE_TEMPLATE)
+        for iface in net.interfaces:
+            files[keyfile_path(host.name, iface.netdev)] = template.render(
+                i=iface, dest=f"{KEYFILE_DIR}/{keyfile_name(iface.netdev)}", connection_id=f"fabgen-{iface.netdev}",
+                uuid=keyfile_uuid(cluster, host.name, iface.netdev), **common)
+    interfaces = [(*sysctl_key(i.netdev), i) for i in net.interfaces]
+    files[sysctl_path(host.name)] = env.get_template(SYSCTL_TEMPLATE).render(
+        dest=SYSCTL_DEST, interfaces=interfaces, **common)
+    return files
+
+
+def _render(context: RenderContext, host: Host) -> dict[str, str]:
+    return render_host_network(context.plan.spec.cluster.name, host, context.env)
+
+
+# ---------------------------------------------------------------- checks
+
+
+def check_host_network_file(path: str, text: str) -> list[Problem]:
+    """Read a produced file back the way its consumer's parser would; any problem is a fabgen bug.
+
+    Hosts of one profile differ only in their addresses and comments, and a
+    pure-Python YAML parse per host costs minutes at 24k hosts: whole-line
+    comments are dropped, every well-formed IPv4 address becomes one
+    placeholder, and each distinct shape is parsed once. A malformed address is
+    not replaced, so the shape's check still sees it.
+    """
+    if path.endswith(("/netplan.yaml", ".nmconnection")):
+        shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", text))
+        return [Problem(m, file=path) for m in _shape_problems("netplan" if path.endswith(".yaml") else "keyfile",
+                                                               shape)]
+    if path.endswith("/sysctl.conf"):
+        return [Problem(m, file=path, line=n) for n, m in sysctl_problems(text)]
+    return [Problem("host-net produced a file it does not know how to check", file=path)]
+
+
+_IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
+_ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
+_PLACEHOLDER = "192.0.2.1"
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*\n", re.MULTILINE)
+_YAML = YAML(typ="safe", pure=True)
+
+
+@lru_cache(maxsize=256)
+def _shape_problems(kind: str, shape: str) -> tuple[str, ...]:
+    return tuple(netplan_problems(shape) if kind == "netplan" else keyfile_problems(shape))
+_PREFIX = re.compile(rf"^{_IPV4}/(?:[12]?\d|3[0-2])$")
+_ADDRESS = re.compile(rf"^{_IPV4}$")
+_NETDEV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")
+
+
+def netplan_problems(text: str) -> list[str]:
+    """Strict structure check of our netplan file: only the keys and types fabgen writes."""
+    try:
+        data = _YAML.load(text)
+    except YAMLError as exc:
+        return [f"not YAML: {exc}"]
+    if not isinstance(data, dict) or set(data) != {"network"} or not isinstance(data["network"], dict):
+        return ["top level must be exactly 'network'"]
+    network = data["network"]
+    if network.get("version") != 2 or set(network) != {"version", "ethernets"}:
+        return ["network must hold exactly version: 2 and ethernets"]
+    ethernets = network["ethernets"]
+    if not isinstance(ethernets, dict) or not ethernets:
+        return ["ethernets must be a non-empty mapping"]
+    problems: list[str] = []
+    for name, eth in ethernets.items():
+        problems.extend(f"{name}: {m}" for m in _netplan_ethernet(name, eth))
+    return problems
+
+
+_ETHERNET_KEYS = {"dhcp4", "dhcp6", "accept-ra", "link-local", "optional", "mtu", "addresses", "routes", "routing-policy"}
+
+
+def _netplan_ethernet(name: object, eth: object) -> Iterator[str]:
+    if not isinstance(name, str) or not _NETDEV.match(name):
+        yield "not an interface name"
+        return
+    if not isinstance(eth, dict) or set(eth) != _ETHERNET_KEYS:
+        yield f"keys must be {sorted(_ETHERNET_KEYS)}"
+        return
+    if eth["dhcp4"] is not False or eth["dhcp6"] is not False or eth["accept-ra"] is not False:
+        yield "dhcp4, dhcp6 and accept-ra must be false"
+    if eth["link-local"] != [] or eth["optional"] is not True:
+        yield "link-local must be [] and optional true"
+    if type(eth["mtu"]) is not int or not 1280 <= eth["mtu"] <= 9216:
+        yield "mtu must be an integer in 1280..9216"
+    addresses = eth["addresses"]
+    if not isinstance(addresses, list) or len(addresses) != 1 or not _PREFIX.match(str(addresses[0])):
+        yield "addresses must be one IPv4 prefix"
+    routes = eth["routes"]
+    if not isinstance(routes, list) or not routes:
+        yield "routes must be a non-empty list"
+        return
+    tables = set()
+    for route in routes:
+        if not isinstance(route, dict) or not _PREFIX.match(str(route.get("to"))):
+            yield f"route {route!r} needs a prefix 'to'"
+            continue
+        hop = {"via"} if "via" in route else {"scope"}
+        if set(route) != {"to", "from", "table"} | hop:
+            yield f"route to {route['to']} has unexpected keys {sorted(route)}"
+        if "via" in route and not _ADDRESS.match(str(route["via"])):
+            yield f"route to {route['to']}: via must be an address"
+        if "scope" in route and route["scope"] != "link":
+            yield f"route to {route['to']}: scope must be link"
+        if not _ADDRESS.match(str(route.get("from"))):
+            yield f"route to {route['to']}: from must be an address"
+        tables.add(route.get("table"))
+    rules = eth["routing-policy"]
+    if (not isinstance(rules, list) or len(rules) != 1 or not isinstance(rules[0], dict)
+            or set(rules[0]) != {"from", "table", "priority"} or not _PREFIX.match(str(rules[0]["from"]))):
+        yield "routing-policy must be one rule with from, table and priority"
+        return
+    if tables != {rules[0]["table"]} or type(rules[0]["table"]) is not int or not 1 <= rules[0]["table"] <= 252:
+        yield "every route and the rule must use one table in 1..252"
+
+
+class _StrictKeyfile(configparser.RawConfigParser):
+    """Case-sensitive keys (NM's are), no interpolation, duplicates refused."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
+_KEYFILE_REQUIRED = {
+    "connection": {"id", "uuid", "type", "interface-name", "autoconnect"},
+    "ethernet": {"mtu"},
+    "ipv4": {"method", "address1", "never-default", "routing-rule1"},
+    "ipv6": {"method"},
+}
+_ROUTE_KEY = re.compile(r"^route(\d+)(_options)?$")
+_RULE = re.compile(rf"^priority (\d+) from ({_IPV4}/32) table (\d+)$")
+
+
+def parse_keyfile(text: str) -> dict[str, dict[str, str]]:
+    """A keyfile as NetworkManager's GKeyFile reader sees it; raises ``ValueError`` on anything it would not."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and not stripped.startswith("[") and "=" not in stripped:
+            raise ValueError(f"line {number}: neither a comment, a group nor key=value")
+        if line != stripped:
+            raise ValueError(f"line {number}: leading or trailing blanks (GKeyFile keeps them in values)")
+    parser = _StrictKeyfile(strict=True, interpolation=None, delimiters=("=",), comment_prefixes=("#",),
+                            inline_comment_prefixes=None, empty_lines_in_values=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc).splitlines()[0]) from None
+    return {section: dict(parser.items(section)) for section in parser.sections()}
+
+
+def keyfile_problems(text: str) -> list[str]:
+    try:
+        data = parse_keyfile(text)
+    except ValueError as exc:
+        return [f"not a keyfile: {exc}"]
+    problems: list[str] = []
+    if set(data) != set(_KEYFILE_REQUIRED):
+        return [f"groups must be {sorted(_KEYFILE_REQUIRED)}, got {sorted(data)}"]
+    for section, keys in _KEYFILE_REQUIRED.items():
+        missing = keys - set(data[section])
+        if missing:
+            problems.append(f"[{section}] lacks {sorted(missing)}")
+        extra = {k for k in set(data[section]) - keys if section != "ipv4" or not _ROUTE_KEY.match(k)}
+        if extra:
+            problems.append(f"[{section}] has keys fabgen does not write: {sorted(extra)}")
+    conn, ipv4 = data["connection"], data["ipv4"]
+    if conn.get("type") != "ethernet" or not _NETDEV.match(conn.get("interface-name", "")):
+        problems.append("[connection] must be type=ethernet with an interface-name")
+    try:
+        uuid.UUID(conn.get("uuid", ""))
+    except ValueError:
+        problems.append("[connection] uuid is not a UUID")
+    if not data["ethernet"].get("mtu", "").isdigit():
+        problems.append("[ethernet] mtu must be a number")
+    if ipv4.get("method") != "manual" or not _PREFIX.match(ipv4.get("address1", "")):
+        problems.append("[ipv4] must be method=manual with address1")
+    if data["ipv6"].get("method") != "disabled":
+        problems.append("[ipv6] method must be disabled")
+    rule = _RULE.match(ipv4.get("routing-rule1", ""))
+    if rule is None:
+        problems.append("[ipv4] routing-rule1 must be 'priority N from ADDR/32 table T'")
+    routes: dict[int, dict[str, str]] = {}
+    for key, value in ipv4.items():
+        match = _ROUTE_KEY.match(key)
+        if match is None:
+            continue
+        routes.setdefault(int(match.group(1)), {})["options" if match.group(2) else "route"] = value
+    if sorted(routes) != list(range(1, len(routes) + 1)) or not routes:
+        problems.append("[ipv4] routes must be numbered route1, route2, ... without gaps")
+    for number, route in sorted(routes.items()):
+        dest, _, via = route.get("route", "").partition(",")
+        options = dict(o.partition("=")[::2] for o in route.get("options", "").split(","))
+        if not _PREFIX.match(dest) or (via and not _ADDRESS.match(via)):
+            problems.append(f"[ipv4] route{number} must be PREFIX[,GATEWAY]")
+        if set(options) != {"src", "table"} or not _ADDRESS.match(options["src"]):
+            problems.append(f"[ipv4] route{number}_options must be src=ADDR,table=T")
+        elif rule is not None and options["table"] != rule.group(3):
+            problems.append(f"[ipv4] route{number} is not in the rule's table {rule.group(3)}")
+    return problems
+
+
+_SYSCTL_LINE = re.compile(r"^(net(?P<sep>[./])ipv4(?P=sep)conf(?P=sep)[A-Za-z0-9_.-]{1,15}"
+                          r"[./](?:arp_ignore|arp_announce|rp_filter)) = ([0-9])$")
+
+
+def sysctl_problems(text: str) -> list[tuple[int, str]]:
+    """Every non-comment line must be one of the three keys we write, each key once."""
+    seen: set[str] = set()
+    problems: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        match = _SYSCTL_LINE.match(line)
+        if match is None:
+            problems.append((number, f"not a backend sysctl line: {line!r}"))
+        elif match.group(1) in seen:
+            problems.append((number, f"{match.group(1)} set twice"))
+        else:
+            seen.add(match.group(1))
+    if not seen:
+        problems.append((0, "no settings"))
+    return problems
+
+
+def _interfaces(host: Host) -> tuple[BackendInterface, ...]:
+    return host.network.interfaces if host.network else ()
+
+
+TARGET = Target(
+    name="host-net",
+    scope="host",
+    summary="backend NIC addresses, MTU and per-NIC source routing (netplan or NetworkManager) plus sysctl.d",
+    render=_render,
+    applies=lambda host: bool(_interfaces(host)),
+    check=check_host_network_file,
+)

@@ -1,0 +1,1 @@
+"""Kubernetes: node labels in Topograph's keys, for topology-aware schedulers."""

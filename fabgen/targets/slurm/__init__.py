@@ -1,0 +1,1 @@
+"""Slurm: ``slurm/topology.conf`` for the topology/tree plugin."""

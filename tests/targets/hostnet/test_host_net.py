@@ -1,0 +1,273 @@
+"""host-net: netplan accepted by the real netplan, keyfiles by NetworkManager's own nmcli, strict checks.
+
+``netplan generate`` costs about a third of a second per file on a shared
+machine, so the 24k example is sampled (its first and last host and seven
+evenly spaced between: every rail and a spread of addresses); the small
+examples run every host.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabgen.errors import OutputError
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.plan import FabricPlan
+from fabgen.plan.model import Host
+from fabgen.targets.hostnet.config import (
+    check_host_network_file,
+    keyfile_problems,
+    netplan_problems,
+    parse_keyfile,
+    sysctl_key,
+    sysctl_problems,
+)
+from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
+from tests.helpers import EXAMPLE_NAMES, edited, example
+
+
+def require_tool(name: str) -> str:
+    """The tool's path; skip when absent, fail under FABGEN_REQUIRE_REFERENCE=1 (CI installs it)."""
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    if path is None:
+        message = f"{name} not installed"
+        if os.environ.get("FABGEN_REQUIRE_REFERENCE") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@cache
+def _plan(name: str) -> FabricPlan:
+    return plan_fabric(load_spec(example(name)))
+
+
+@cache
+def _files(name: str) -> dict[str, str]:
+    return render_fabric(_plan(name), targets=["host-net"])
+
+
+@cache
+def _variant(name: str, config: str) -> tuple[FabricPlan, dict[str, str]]:
+    """The example with every profile on ``config``: each example is tested in both variants."""
+    def choose(data: dict[str, Any]) -> None:
+        for profile in data["host_profiles"].values():
+            profile["backend_network"] = {**profile.get("backend_network", {}), "config": config}
+
+    plan = plan_fabric(load_spec(edited(choose, name)))
+    return plan, render_fabric(plan, targets=["host-net"])
+
+
+def _sample(plan: FabricPlan) -> list[Host]:
+    if len(plan.hosts) <= 64:
+        return list(plan.hosts)
+    step = len(plan.hosts) // 8
+    return [plan.hosts[i] for i in range(0, len(plan.hosts), step)] + [plan.hosts[-1]]
+
+
+def _units(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """A systemd unit as (section, {key: value}) in order; sections such as [Route] repeat."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for line in path.read_text().splitlines():
+        if line.startswith("["):
+            sections.append((line.strip("[]"), {}))
+        elif "=" in line:
+            key, _, value = line.partition("=")
+            sections[-1][1][key] = value
+    return sections
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_real_netplan_accepts_every_host_file(name: str, tmp_path: Path) -> None:
+    netplan = require_tool("netplan")
+    plan, files = _variant(name, "netplan")
+    for host in _sample(plan):
+        assert host.network is not None
+        root = tmp_path / host.name
+        (root / "etc" / "netplan").mkdir(parents=True)
+        target = root / "etc" / "netplan" / "60-fabgen-backend.yaml"
+        target.write_text(files[f"hosts/{host.name}/netplan.yaml"])
+        target.chmod(0o600)
+        proc = subprocess.run([netplan, "generate", "--root-dir", str(root)], capture_output=True, text=True,
+                              check=False)
+        assert proc.returncode == 0 and "Error" not in proc.stderr, (host.name, proc.stderr)
+        for iface in host.network.interfaces:
+            unit = _units(root / "run" / "systemd" / "network" / f"10-netplan-{iface.netdev}.network")
+            sections = {s for s, _ in unit}
+            assert {"Match", "Link", "Network", "Route", "RoutingPolicyRule"} <= sections
+            get = {s: kv for s, kv in unit}
+            assert get["Match"]["Name"] == iface.netdev and get["Link"]["MTUBytes"] == str(iface.mtu)
+            assert get["Link"]["RequiredForOnline"] == "no" and get["Network"]["LinkLocalAddressing"] == "no"
+            assert get["Network"]["Address"] == iface.address
+            assert get["RoutingPolicyRule"] == {"From": iface.rule.source, "Table": str(iface.table),
+                                                "Priority": str(iface.rule.priority)}
+            routes = [kv for s, kv in unit if s == "Route"]
+            assert [r["Destination"] for r in routes] == [r.to for r in iface.routes]
+            assert {r["Table"] for r in routes} == {str(iface.table)}
+            assert [r.get("Gateway") for r in routes] == [r.via for r in iface.routes]
+            assert {r["PreferredSource"] for r in routes} == {iface.address.partition("/")[0]}
+
+
+def test_real_netplan_rejects_what_our_check_rejects(tmp_path: Path) -> None:
+    """The tool test can fail: a route without a gateway or scope is refused by netplan too."""
+    netplan = require_tool("netplan")
+    text = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"].replace("          scope: link\n", "", 1)
+    assert netplan_problems(text)
+    (tmp_path / "etc" / "netplan").mkdir(parents=True)
+    target = tmp_path / "etc" / "netplan" / "60-fabgen-backend.yaml"
+    target.write_text(text.replace("mtu: 4200", "mtu: [4200]", 1))
+    target.chmod(0o600)
+    proc = subprocess.run([netplan, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode != 0
+
+
+def _networkmanager(name: str = "lab") -> tuple[FabricPlan, dict[str, str]]:
+    return _variant(name, "networkmanager")
+
+
+NM_DEFAULTS_OMITTED = {("connection", "autoconnect", "true")}
+"""Values nmcli drops when it writes a keyfile back because they are NetworkManager's defaults."""
+
+
+def _nm_mismatches(nmcli: str, text: str) -> list[str]:
+    """What NetworkManager reads differently from what the keyfile says.
+
+    NM's keyfile reader drops a value it cannot parse with a warning and goes
+    on, so exit status alone proves little: every key we wrote must come back
+    from ``nmcli --offline`` with the same value.
+    """
+    proc = subprocess.run([nmcli, "--offline", "connection", "modify", "connection.autoconnect", "yes"],
+                          input=text, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return [proc.stderr.strip()]
+    back = parse_keyfile(proc.stdout.replace("\n[proxy]\n", "\n"))
+    wrong = []
+    for section, values in parse_keyfile(text).items():
+        for key, value in values.items():
+            if key.startswith("routing-rule"):
+                value = value.replace("/32 table", " table")  # nmcli prints a host address bare
+            if (section, key, value) in NM_DEFAULTS_OMITTED:
+                if key in back.get(section, {}):
+                    wrong.append(f"[{section}] {key} came back")
+            elif back.get(section, {}).get(key) != value:
+                wrong.append(f"[{section}] {key}={value} read as {back.get(section, {}).get(key)!r}")
+    return wrong
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n != "llama3-24k"])  # its shape is lab's, 8 NICs
+def test_networkmanager_reads_every_keyfile_as_written(name: str) -> None:
+    nmcli = require_tool("nmcli")
+    plan, files = _networkmanager(name)
+    keyfiles = {p: t for p, t in files.items() if p.endswith(".nmconnection")}
+    assert not any(p.endswith("netplan.yaml") for p in files)
+    expected = sum(len(h.network.interfaces) for h in plan.hosts if h.network)
+    assert len(keyfiles) == expected > 0
+    sample = {f"hosts/{h.name}/" for h in _sample(plan)}
+    for path, text in keyfiles.items():
+        if path[:path.index("/nm/") + 1] in sample:
+            assert _nm_mismatches(nmcli, text) == [], path
+
+
+@pytest.mark.parametrize(("old", "new"), [("address1=10.10.0.1/31", "address1=10.10.0.1/33"),
+                                          ("mtu=4200", "mtu=abc"), ("method=manual", "method=bogus")])
+def test_networkmanager_read_back_catches_a_broken_keyfile(old: str, new: str) -> None:
+    nmcli = require_tool("nmcli")
+    text = _networkmanager()[1]["hosts/lab01/nm/fabgen-ens1np0.nmconnection"]
+    broken = text.replace(old, new)
+    assert broken != text and keyfile_problems(broken)
+    assert _nm_mismatches(nmcli, broken)
+
+
+def test_keyfile_content_follows_the_plan() -> None:
+    plan, files = _networkmanager()
+    host = plan.host("lab02")
+    assert host.network is not None
+    for iface in host.network.interfaces:
+        data = parse_keyfile(files[f"hosts/lab02/nm/fabgen-{iface.netdev}.nmconnection"])
+        assert data["connection"]["interface-name"] == iface.netdev and data["ethernet"]["mtu"] == str(iface.mtu)
+        assert data["ipv4"]["address1"] == iface.address
+        assert data["ipv4"]["routing-rule1"] == f"priority {iface.rule.priority} from {iface.rule.source} table {iface.table}"
+        assert data["ipv4"]["route2"] == f"{iface.routes[1].to},{iface.gateway}"
+        assert data["ipv6"]["method"] == "disabled"
+    uuids = {parse_keyfile(t)["connection"]["uuid"] for p, t in files.items() if p.endswith(".nmconnection")}
+    assert len(uuids) == sum(1 for p in files if p.endswith(".nmconnection"))  # unique, and stable (goldens)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_every_file_passes_its_own_check_and_sysctl_covers_each_nic(name: str) -> None:
+    plan, files = _plan(name), _files(name)
+    for path, text in files.items():
+        assert check_host_network_file(path, text) == [], path
+    for host in _sample(plan):
+        assert host.network is not None
+        lines = set(files[f"hosts/{host.name}/sysctl.conf"].splitlines())
+        for iface in host.network.interfaces:
+            prefix, sep = sysctl_key(iface.netdev)
+            assert {f"{prefix}{sep}arp_ignore = 1", f"{prefix}{sep}arp_announce = 2",
+                    f"{prefix}{sep}rp_filter = 2"} <= lines
+
+
+def test_sysctl_key_for_a_dotted_netdev() -> None:
+    assert sysctl_key("ens1np0") == ("net.ipv4.conf.ens1np0", ".")
+    assert sysctl_key("ens1.100") == ("net/ipv4/conf/ens1.100", "/")
+    assert sysctl_problems("net/ipv4/conf/ens1.100/rp_filter = 2\n") == []
+    assert sysctl_problems("net.ipv4.conf.ens1np0.rp_filter = 2\nnet.ipv4.ip_forward = 1\n")
+
+
+def test_strict_readers_refuse_what_a_consumer_would_misread() -> None:
+    good = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"]
+    assert netplan_problems(good) == []
+    assert netplan_problems(good.replace("dhcp4: false", "dhcp4: true", 1))
+    assert netplan_problems(good.replace("  version: 2\n", "  version: 2\n  renderer: networkd\n"))
+    keyfile = _networkmanager()[1]["hosts/lab01/nm/fabgen-ens1np0.nmconnection"]
+    assert keyfile_problems(keyfile) == []
+    assert keyfile_problems(keyfile + "mtu=9000\n")  # a key twice
+    assert keyfile_problems(keyfile.replace("route3=", "route4="))  # a gap
+    assert keyfile_problems(keyfile.replace("mtu=4200", " mtu=4200"))
+
+
+@pytest.mark.parametrize("value", ["a\nb", "x: y", "#c", "a b", "\"q\"", "it's"])
+def test_filters_never_let_a_value_open_a_line(value: str) -> None:
+    assert "\n" not in yaml_str(value)
+    with pytest.raises(ValueError):
+        keyfile_value(value + "\n")
+    if "\n" in value:
+        with pytest.raises(ValueError):
+            comment_text(value)
+    with pytest.raises(TypeError):
+        yaml_str(None)
+
+
+def test_a_hostile_overlay_value_fails_the_render(tmp_path: Path) -> None:
+    """A user template printing something unsafe into a keyfile stops the run rather than writing it."""
+    (tmp_path / "host-net").mkdir()
+    (tmp_path / "host-net" / "netplan.yaml.j2").write_text("{{ 'a\\nb' | keyfile_value }}\n")
+    with pytest.raises(OutputError):
+        render_fabric(_plan("lab"), targets=["host-net"], templates=tmp_path)
+
+
+def test_host_without_backend_network_gets_no_files() -> None:
+    """Validation refuses a spec whose host has no NIC in service; a plan handed over by hand can still say it."""
+    import dataclasses
+
+    lab = plan_fabric(load_spec(edited(lambda data: None)))
+    hosts = tuple(dataclasses.replace(h, network=None) if h.name == "lab01" else h for h in lab.hosts)
+    files = render_fabric(dataclasses.replace(lab, hosts=hosts), targets=["host-net"])
+    assert not any(p.startswith("hosts/lab01/") for p in files)
+    assert "hosts/lab02/netplan.yaml" in files
+
+
+def test_keyfile_parser_is_case_sensitive() -> None:
+    with pytest.raises(ValueError):
+        parse_keyfile("[a]\nKey=1\nKey=2\n")
+    assert parse_keyfile("[a]\nKey=1\nkey=2\n") == {"a": {"Key": "1", "key": "2"}}
+    assert isinstance(configparser.Error("x"), Exception)

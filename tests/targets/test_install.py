@@ -1,0 +1,65 @@
+"""install: every device's list names exactly the files rendered for it, each with a safe destination."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.targets.install import check_install_map, host_install_path, switch_install_path
+from tests.helpers import EXAMPLE_NAMES, edited, example
+
+
+def _check(files: dict[str, str], hosts: list[tuple[str, str]], switches: list[str]) -> None:
+    for name, profile in hosts:
+        text = files[host_install_path(name)]
+        assert check_install_map(host_install_path(name), text) == []
+        data = json.loads(text)
+        assert data["device"] == name and data["kind"] == "host"
+        sources = [e["source"] for e in data["files"]]
+        rendered = {p for p in files if p.startswith((f"hosts/{name}/", f"hosts/_profiles/{profile}/"))}
+        assert sorted(sources) == sorted(rendered - {host_install_path(name)}), name
+        assert len({e["dest"] for e in data["files"]}) == len(sources)
+    for name in switches:
+        data = json.loads(files[switch_install_path(name)])
+        rendered = {p for p in files if p.startswith((f"switches/{name}.", f"switches/{name}/"))}
+        assert sorted(e["source"] for e in data["files"]) == sorted(rendered - {switch_install_path(name)}), name
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n != "llama3-24k"])
+def test_every_device_lists_exactly_its_files(name: str) -> None:
+    plan = plan_fabric(load_spec(example(name)))
+    files = render_fabric(plan)
+    _check(files, [(h.name, h.profile) for h in plan.hosts], [s.name for s in plan.switches])
+
+
+def test_large_example_one_device_of_each_kind() -> None:
+    plan = plan_fabric(load_spec(example("llama3-24k")))
+    host = plan.hosts[0]
+    files = render_fabric(plan, devices=[host.name, host.profile, "leaf-r0-p00-01"])
+    _check(files, [(host.name, host.profile)], ["leaf-r0-p00-01"])
+
+
+def test_networkmanager_hosts_list_each_keyfile_and_the_topology_file() -> None:
+    text = edited(lambda d: d["host_profiles"]["lab-node"].__setitem__("backend_network", {"config": "networkmanager"}))
+    plan = plan_fabric(load_spec(text))
+    files = render_fabric(plan)
+    _check(files, [(h.name, h.profile) for h in plan.hosts], [s.name for s in plan.switches])
+    entries = {e["source"]: e for e in json.loads(files["hosts/lab04/install.json"])["files"]}
+    keyfiles = [e for s, e in entries.items() if s.endswith(".nmconnection")]
+    assert len(keyfiles) == 3 and {e["mode"] for e in keyfiles} == {"0600"}
+    topo = entries["hosts/_profiles/lab-node/nccl-topo.xml"]
+    assert topo["dest"] == dict(plan.host("lab04").nccl_env)["NCCL_TOPO_FILE"]
+
+
+@pytest.mark.parametrize("bad", [
+    '{"files": [{"source": "../etc/passwd", "dest": "/etc/x", "mode": "0644", "then": ""}]}',
+    '{"files": [{"source": "hosts/a/b", "dest": "etc/x", "mode": "0644", "then": ""}]}',
+    '{"files": [{"source": "hosts/a/b", "dest": "/etc/../x", "mode": "0644", "then": ""}]}',
+    '{"files": [{"source": "hosts/a/b", "dest": "/etc/x", "mode": "4755", "then": ""}]}',
+    ('{"files": [{"source": "hosts/a/b", "dest": "/etc/x", "mode": "0644", "then": ""},'
+     ' {"source": "hosts/a/c", "dest": "/etc/x", "mode": "0644", "then": ""}]}'),
+])
+def test_check_refuses_unsafe_entries(bad: str) -> None:
+    assert check_install_map("x.json", bad)
