@@ -56,12 +56,34 @@ def _config(c) -> str:  # type: ignore[no-untyped-def]
         out += ["!", f"interface {i.name}"]
         if i.description:
             out.append(f"   description {i.description}")
-        out += ["   no shutdown", f"   mtu {i.mtu}", f"   speed {i.speed}", "   no switchport",
+        out += ["   shutdown" if i.shutdown else "   no shutdown", f"   mtu {i.mtu}", f"   speed {i.speed}", "   no switchport",
                 f"   ip address {i.address}", f"   service-profile {i.service_profile}"]
     out += ["!", f"interface {c.loopback.name}", f"   ip address {c.loopback.address}"]
     if c.management:
         out += ["!", f"interface {c.management.name}", f"   ip address {c.management.address}"]
-    out += ["!", "ip routing", "!", "end"]
+    out += ["!", "ip routing"]
+    if lb.dynamic:
+        out.append("ip hardware fib load-balance distribution dynamic")
+    b = c.router_bgp
+    if b:
+        out += ["!", f"router bgp {b.asn}", f"   router-id {b.router_id}", "   no bgp default ipv4-unicast"]
+        if b.timers:
+            out.append(f"   timers bgp {b.timers[0]} {b.timers[1]}")
+        out.append(f"   maximum-paths {b.maximum_paths} ecmp {b.maximum_paths}")
+        if b.multipath_relax:
+            out.append("   bgp bestpath as-path multipath-relax")
+        for n in b.neighbors:
+            out.append(f"   neighbor {n.address} remote-as {n.remote_as}")
+            if n.bfd:
+                out += [f"   neighbor {n.address} bfd",
+                        f"   neighbor {n.address} bfd interval {n.bfd.interval} min-rx {n.bfd.interval} "
+                        + f"multiplier {n.bfd.multiplier}"]
+            if n.description:
+                out.append(f"   neighbor {n.address} description {n.description}")
+        out += ["   !", "   address-family ipv4"]
+        out += [f"      neighbor {n.address} activate" for n in b.neighbors]
+        out += [f"      network {p}" for p in b.networks]
+    out += ["!", "end"]
     return "\n".join(out) + "\n"
 
 

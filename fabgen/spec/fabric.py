@@ -83,6 +83,20 @@ class Addressing(SpecModel):
     loopbacks: ipaddress.IPv4Network = ipaddress.IPv4Network("10.255.0.0/16")
     mgmt: ipaddress.IPv4Network | None = None
     """Management addresses for every device (Ansible inventory); none when omitted."""
+    mgmt_gateway: ipaddress.IPv4Address | None = None
+    """Default gateway of the management network, inside ``mgmt`` and above the addresses devices get
+    (they are numbered from the first); SONiC's ``MGMT_INTERFACE`` needs one."""
+
+    @model_validator(mode="after")
+    def _gateway_in_mgmt(self) -> Addressing:
+        gateway = self.mgmt_gateway
+        if gateway is None:
+            return self
+        if self.mgmt is None:
+            raise ValueError("mgmt_gateway needs a mgmt network")
+        if gateway not in self.mgmt or gateway in (self.mgmt.network_address, self.mgmt.broadcast_address):
+            raise ValueError(f"mgmt_gateway {gateway} is not a host address of {self.mgmt}")
+        return self
 
     @field_validator("p2p", "loopbacks", "mgmt", mode="before")
     @classmethod

@@ -57,3 +57,5 @@ class Target:
     everything ``generate`` would.
     """
     read_back: ReadBack | None = None
+    default: bool = True
+    """Rendered when no ``--only`` is given; an export few users want (``avd``) is opt-in."""

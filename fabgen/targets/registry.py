@@ -18,6 +18,7 @@ from typing import Any
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
 from fabgen.targets import cabling, install
+from fabgen.targets.avd import target as avd
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
 from fabgen.targets.k8s import labels as k8s_labels
@@ -47,6 +48,7 @@ TARGETS: tuple[Target, ...] = (
     hostboot.TARGET,
     install.HOST_TARGET,
     install.SWITCH_TARGET,
+    avd.TARGET,
 )
 
 
@@ -100,7 +102,7 @@ def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
 def select_targets(names: Iterable[str] | None) -> list[Target]:
     known = {t.name: t for t in TARGETS}
     if not names:
-        return list(known.values())
+        return [t for t in TARGETS if t.default]
     chosen = []
     for name in names:
         if name not in known:

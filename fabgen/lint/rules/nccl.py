@@ -251,7 +251,8 @@ def adaptive_routing_unsupported(ctx: LintContext) -> Iterator[Hit]:
             f"NCCL_IB_ADAPTIVE_ROUTING=1 on {plural(len(hosts), 'host')} ({preview(hosts)}), but the fabric "
             f"load-balances with {mode}, which keeps each flow on one path",
             ctx.at(path, key=True) if path else ctx.at(("nccl", "env")),
-            "remove it, or set fabric.load_balancing.mode to dlb or spray",
+            "remove it, or set fabric.load_balancing.mode to a mode the switches have (dlb on EOS Tomahawk 4/5, "
+            "spray on Cumulus Spectrum-4)",
             (ctx.at(ctx.first_written(("fabric", "load_balancing", "mode"), ("fabric",)), note="load balancing"),),
         )
 
@@ -282,7 +283,8 @@ def spray_without_adaptive_routing(ctx: LintContext) -> Iterator[Hit]:
     missing = [h.name for h in ctx.plan.hosts if h.name not in enabled]
     if missing:
         yield Hit(
-            f"the fabric sprays packets, but {plural(len(missing), 'host')} ({preview(missing)}) do not set "
+            f"the fabric sprays packets (adaptive routing on its Cumulus switches, the only OS fabgen renders "
+            f"spray on), but {plural(len(missing), 'host')} ({preview(missing)}) do not set "
             "NCCL_IB_ADAPTIVE_ROUTING=1: reordered packets look like loss to RoCE",
             ctx.at(ctx.first_written(("fabric", "load_balancing", "mode"), ("fabric",))),
             "set NCCL_IB_ADAPTIVE_ROUTING: 1 in nccl.env",

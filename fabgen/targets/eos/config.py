@@ -22,8 +22,22 @@ EOS-specific decisions made here, each for a reason:
 * RoCE QP hashing (UDP 4791, BTH bytes 5-7 = destination QP) exists only as a
   ``load-balance sand profile`` on Jericho-family ("sand") platforms, EOS
   4.33.1F or later (AVD schema). It is written into the ``default`` sand
-  profile, which EOS applies to every port. Elsewhere, and for DLB or packet
-  spray (no EOS syntax in our references), the config carries a comment.
+  profile, which EOS applies to every port. Elsewhere the config says why not
+  in a comment. DLB is ``ip hardware fib load-balance distribution dynamic``
+  where the platform has it (:mod:`fabgen.targets.eos.platforms`); ``dlb`` on
+  another platform, and ``spray`` anywhere, are refused at validation
+  (``limits.py``), so nothing here degrades silently.
+* ``router bgp`` is in the form Arista AVD renders (``tests/targets/eos/
+  test_pyavd.py`` compares line for line): ``no bgp default ipv4-unicast`` and
+  one ``neighbor X activate`` per session under ``address-family ipv4``, so a
+  session exchanges IPv4 routes because the config says so, not by default;
+  the announced prefixes are ``network`` statements, exactly the plan's
+  ``BgpIntent.networks`` (loopback /32, in-service host /31s). AVD's own
+  designs use ``redistribute connected route-map`` plus a prefix-list instead;
+  ``network`` needs no policy objects, cannot leak a connected subnet the plan
+  did not list, and is what the twin's FRR runs, so one form is tested twice.
+  Multipath relax is ``bgp bestpath as-path multipath-relax``, which AVD's
+  schema does not model: it is a ``bgp_defaults`` line there.
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ from fabgen.plan.platforms import management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
+from fabgen.targets.eos.platforms import features, is_modular
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -56,9 +71,6 @@ WATCHDOG_ACTIONS = {"drop": "drop"}
 """Plan action -> EOS action. EOS has drop, notify-only and errdisable; nothing forwards a stuck queue."""
 SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
 """Anything outside this set is replaced in free text (descriptions, comments)."""
-_SAND_MODEL = re.compile(r"^(?:DCS-)?7(?:020|280|500|800)R", re.IGNORECASE)
-_SAND_ASIC = re.compile(r"^(?:jericho|qumran)", re.IGNORECASE)
-_MODULAR_MODEL = re.compile(r"^(?:DCS-)?7(?:300|500|800)", re.IGNORECASE)
 
 
 # -- the structured config the templates print ------------------------------------------
@@ -125,6 +137,8 @@ class SandProfile:
 class LoadBalance:
     notes: tuple[str, ...]
     sand_profile: SandProfile | None
+    dynamic: bool = False
+    """DLB: ``ip hardware fib load-balance distribution dynamic``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +149,40 @@ class EthernetInterface:
     speed: str
     address: str
     service_profile: str
+    shutdown: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class IpInterface:
     name: str
     address: str
+
+
+@dataclass(frozen=True, slots=True)
+class BfdTimers:
+    interval: int
+    """Milliseconds; also the minimum receive interval."""
+    multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighborConfig:
+    address: str
+    remote_as: int
+    description: str
+    bfd: BfdTimers | None
+
+
+@dataclass(frozen=True, slots=True)
+class RouterBgp:
+    asn: int
+    router_id: str
+    timers: tuple[int, int] | None
+    """(keepalive, hold) in seconds; None keeps EOS's 60/180."""
+    maximum_paths: int
+    multipath_relax: bool
+    neighbors: tuple[BgpNeighborConfig, ...]
+    networks: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +200,7 @@ class EosConfig:
     ethernet_interfaces: tuple[EthernetInterface, ...]
     loopback: IpInterface
     management: IpInterface | None
+    router_bgp: RouterBgp | None = None
 
 
 # -- derivations ------------------------------------------------------------------------
@@ -193,9 +236,12 @@ def profile_name(plan: FabricPlan, qos: QosIntent) -> str:
 
 def is_sand(switch: Switch) -> bool:
     """Jericho-family ("sand") platform: the only one with ``load-balance sand profile``."""
-    if switch.asic:
-        return bool(_SAND_ASIC.match(switch.asic))
-    return bool(_SAND_MODEL.match(switch.model))
+    return features(switch.model, switch.asic)[0]
+
+
+def has_dlb(switch: Switch) -> bool:
+    """A platform with ``ip hardware fib load-balance distribution dynamic``."""
+    return features(switch.model, switch.asic)[1]
 
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
@@ -243,10 +289,23 @@ def _load_balance(switch: Switch) -> LoadBalance:
         else:
             notes.append(f"RoCE QP hashing not configured: {switch.model} is not a Jericho (sand) platform, "
                          "so ECMP hashes the 5-tuple (RoCE NICs vary the UDP source port per QP)")
-    if switch.load_balancing != "ecmp":
-        notes.append(f"load-balancing mode {switch.load_balancing} not configured: no EOS syntax for it in "
-                     "fabgen's references, so ECMP hashing applies")
-    return LoadBalance(tuple(config_text(n) for n in notes), sand)
+    # limits.py refuses spray, and dlb on a platform without it, at fabric.load_balancing.mode.
+    dynamic = switch.load_balancing == "dlb" and has_dlb(switch)
+    if dynamic:
+        notes.append("dynamic load balancing: ECMP members chosen by port load (EOS 4.30.2F or later)")
+    return LoadBalance(tuple(config_text(n) for n in notes), sand, dynamic)
+
+
+def _router_bgp(switch: Switch) -> RouterBgp | None:
+    bgp = switch.bgp
+    if bgp is None:
+        return None
+    bfd = BfdTimers(bgp.bfd.interval_ms, bgp.bfd.multiplier) if bgp.bfd else None
+    timers = (bgp.keepalive, bgp.hold) if bgp.keepalive is not None and bgp.hold is not None else None
+    neighbors = tuple(BgpNeighborConfig(n.address, n.remote_asn, config_text(n.description), bfd)
+                      for n in bgp.neighbors)
+    return RouterBgp(bgp.asn, bgp.router_id, timers, bgp.maximum_paths, bgp.multipath_relax, neighbors,
+                     bgp.networks)
 
 
 def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
@@ -268,13 +327,13 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
         notes.append(f"mtu: the policy asks {qos.mtu}, above the EOS maximum IP MTU, so fabric ports use {mtu}")
     interfaces = tuple(
         EthernetInterface(port.name, config_text(port.description), mtu, interface_speed(switch, port),
-                          port.address, profile.name)
+                          port.address, profile.name, port.shutdown)
         for port in sorted(switch.ports, key=lambda p: natural_key(p.name))
     )
     management = None
     if switch.mgmt:
-        known = management_port(switch.model)  # the model table first; the name pattern for models it lacks
-        management = IpInterface(known or ("Management0" if _MODULAR_MODEL.match(switch.model) else "Management1"),
+        known = management_port(switch.model)  # the model table first; the platform family for models it lacks
+        management = IpInterface(known or ("Management0" if is_modular(switch.model) else "Management1"),
                                  switch.mgmt)
     title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
     return EosConfig(
@@ -289,6 +348,7 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
         ethernet_interfaces=interfaces,
         loopback=IpInterface("Loopback0", switch.loopback),
         management=management,
+        router_bgp=_router_bgp(switch),
     )
 
 
@@ -312,7 +372,8 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
 TARGET = Target(
     name="eos",
     scope="switch",
-    summary="Arista EOS configuration per switch: QoS maps, RoCE qos profile (PFC, watchdog, ECN), interfaces",
+    summary="Arista EOS configuration per switch: QoS maps, RoCE qos profile (PFC, watchdog, ECN), interfaces, "
+            "load balancing, router bgp",
     render=_render,
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,

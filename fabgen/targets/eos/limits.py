@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from fabgen.errors import Problem
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
+from fabgen.targets.eos.platforms import features
 from fabgen.targets.eos.syntax import speed_problem
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
@@ -24,6 +25,9 @@ WATCHDOG = WatchdogLimits(
     "EOS takes timeout and recovery-time 0.01-60 s in 0.01 s steps, polling 0.005-30 s and at most half the "
     "shorter of the two; its actions are drop, notify-only and errdisable, and only drop unblocks a stuck queue",
     poll_at_most_half=True)
+
+MAX_PATHS = 600
+"""``maximum-paths`` and its ``ecmp`` bound in AVD's ``router_bgp`` schema (1-600)."""
 
 PORT_FORM = re.compile(r"Ethernet[1-9][0-9]{0,2}(/[1-9][0-9]?){0,2}")
 
@@ -44,6 +48,12 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
         return []
     problems = watchdog_limit_problems(plan, "eos", WATCHDOG)
     problems += cable_port_problems(plan, "eos", PORT_FORM, "Ethernet1/1")
+    problems += load_balancing_problems(plan, eos)
+    widest = max((s.bgp.maximum_paths for s in eos if s.bgp is not None), default=0)
+    if widest > MAX_PATHS:
+        at = ("fabric", "routing", "maximum_paths") if plan.spec.fabric.routing.maximum_paths else ("fabric", "tiers")
+        problems.append(spec_problem(plan.source, f"maximum-paths {widest} is above EOS's {MAX_PATHS} "
+                                                  "(maximum-paths ... ecmp ...)", at))
     seen_policies: set[tuple[str | int, ...]] = set()
     seen_speeds: set[tuple[str, str]] = set()
     for switch in eos:
@@ -73,3 +83,27 @@ def _shared_queues(plan: FabricPlan, switch: Switch) -> list[Problem]:
                                       "per tx-queue, so each class needs its own queue",
                          (*switch.qos_path, "classes"))
             for queue, names in sorted(by_queue.items()) if len(names) > 1]
+
+
+def load_balancing_problems(plan: FabricPlan, eos: list[Switch]) -> list[Problem]:
+    """``spray`` has no EOS command; ``dlb`` only where the platform has ``load-balance distribution dynamic``.
+
+    Refused at ``fabric.load_balancing.mode`` rather than rendered as plain ECMP:
+    a fabric planned for per-packet or load-aware balancing that silently hashes
+    flows is the failure this check exists to prevent.
+    """
+    mode = plan.spec.fabric.load_balancing.mode
+    where = ("fabric", "load_balancing", "mode")
+    if mode == "spray":
+        return [spec_problem(plan.source, "load-balancing mode spray cannot be configured on EOS (no per-packet "
+                                          "spraying of routed ECMP in EOS); use dlb on a platform that has it, "
+                                          "or ecmp", where)]
+    if mode == "dlb":
+        lacking = sorted({f"{s.model}{f' ({s.asic})' if s.asic else ''}" for s in eos
+                          if not features(s.model, s.asic)[1]})
+        if lacking:
+            return [spec_problem(plan.source, f"load-balancing mode dlb: EOS has 'ip hardware fib load-balance "
+                                              f"distribution dynamic' only on Tomahawk 4/5 platforms "
+                                              f"(fabgen.targets.eos.platforms), not on {', '.join(lacking)}; "
+                                              "use ecmp (with roce_qp_hash on Jericho platforms)", where)]
+    return []

@@ -10,7 +10,11 @@ for the IP MTU range 68-9214):
 
 * modes and their depth (3 spaces per level): global; ``qos profile`` with
   ``tx-queue`` blocks; ``load-balance policies`` with ``load-balance sand
-  profile`` and its ``fields udp`` block; ``interface``;
+  profile`` and its ``fields udp`` block; ``interface``; ``router bgp`` with
+  its ``address-family ipv4`` block (AVD 6.4.0's ``router_bgp`` schema for the
+  ranges: ASN asplain 1-4294967295, ``maximum-paths`` and ``ecmp`` 1-600,
+  ``timers bgp`` keepalive 0-3600 and hold 0 or 3-7200, BFD interval and
+  min-rx 50-60000 ms, multiplier 3-50);
 * each command with typed arguments (DSCP 0-63, traffic class and tx-queue
   0-7, watchdog timeout/recovery-time 0.01-60 s with at most 2 decimals and
   polling-interval 0.005-30 s with at most 3, ECN thresholds 1-256000000 in
@@ -149,6 +153,32 @@ def _address(token: str) -> str | None:
     return None
 
 
+def _ipv4(token: str) -> str | None:
+    """A bare IPv4 address (router-id, neighbour), dotted quad without leading zeros."""
+    if re.fullmatch(r"(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}", token) and \
+            max(int(o) for o in token.split(".")) <= 255:
+        return None
+    return f"{token!r} is not an IPv4 address"
+
+
+def _prefix(token: str) -> str | None:
+    """A network prefix with no host bits set (``network`` takes the route as it is in the RIB)."""
+    match = _DOTTED.fullmatch(token)
+    if not match or max(int(g) for g in match.groups()[:4]) > 255:
+        return f"{token!r} is not an IPv4 prefix (a.b.c.d/len)"
+    value = int.from_bytes(bytes(int(g) for g in match.groups()[:4]), "big")
+    if value & ((1 << (32 - int(match.group(5)))) - 1):
+        return f"{token} has host bits set; a network prefix ends where its length says"
+    return None
+
+
+def _hold(token: str) -> str | None:
+    error = _integer(0, 7200, "hold time")(token)
+    if error is None and token in ("1", "2"):
+        return f"hold time {token} is out of range: 0 or 3-7200"
+    return error
+
+
 def _byte_range(token: str) -> str | None:
     match = re.fullmatch(r"(0|[1-9][0-9]?)(?:-(0|[1-9][0-9]?))?", token)
     if not match:
@@ -198,6 +228,14 @@ TYPES: dict[str, Validator] = {
     "udp-port": _integer(1, 65535, "UDP port"),
     "bytes": _byte_range,
     "text": _text,
+    "ip": _ipv4,
+    "prefix": _prefix,
+    "asn": _integer(1, 4_294_967_295, "AS number"),
+    "paths": _integer(1, 600, "maximum-paths"),
+    "keepalive": _integer(0, 3600, "keepalive"),
+    "hold": _hold,
+    "bfd-ms": _integer(50, 60_000, "BFD interval"),
+    "bfd-multiplier": _integer(3, 50, "BFD multiplier"),
 }
 
 
@@ -315,6 +353,18 @@ def _dscp_unique(values: list[str]) -> str | None:
     return None if len(set(dscps)) == len(dscps) else "a DSCP appears twice in this map"
 
 
+def _bgp_timers(values: list[str]) -> str | None:
+    keepalive, hold = int(values[0]), int(values[1])
+    if hold and hold < keepalive:
+        return f"hold time {hold} is shorter than the keepalive {keepalive}"
+    return None
+
+
+def _ecmp_paths(values: list[str]) -> str | None:
+    paths, ecmp = int(values[0]), int(values[1])
+    return None if ecmp >= paths else f"ecmp {ecmp} must be at least maximum-paths {paths}"
+
+
 _TX_QUEUE_FORMS = (
     Form("priority strict"),
     Form("no priority"),
@@ -346,6 +396,8 @@ MODES: dict[str, tuple[Form, ...]] = {
         Form("priority-flow-control pause watchdog action {global-action}"),
         Form("load-balance policies", enters="load-balance-policies"),
         Form("interface {interface}", enters="interface"),
+        Form("ip hardware fib load-balance distribution dynamic"),
+        Form("router bgp {asn}", enters="router-bgp"),
         _END,
     ),
     "qos-profile": (
@@ -372,6 +424,22 @@ MODES: dict[str, tuple[Form, ...]] = {
     ),
     "sand-udp": (
         Form("payload bytes {bytes}"),
+    ),
+    "router-bgp": (
+        Form("router-id {ip}"),
+        Form("no bgp default ipv4-unicast"),
+        Form("timers bgp {keepalive} {hold}", check=_bgp_timers),
+        Form("maximum-paths {paths} ecmp {paths}", check=_ecmp_paths),
+        Form("bgp bestpath as-path multipath-relax"),
+        Form("neighbor {ip} remote-as {asn}"),
+        Form("neighbor {ip} bfd"),
+        Form("neighbor {ip} bfd interval {bfd-ms} min-rx {bfd-ms} multiplier {bfd-multiplier}"),
+        Form("neighbor {ip} description {text}"),
+        Form("address-family ipv4", enters="bgp-af-ipv4"),
+    ),
+    "bgp-af-ipv4": (
+        Form("neighbor {ip} activate"),
+        Form("network {prefix}"),
     ),
     "interface": (
         Form("description {text}"),
@@ -571,6 +639,33 @@ def _block_rules(root: list[Line]) -> list[SyntaxIssue]:
             issues.extend(_profile_rules(line))
         if line.form.enters == "interface":
             issues.extend(_interface_rules(line, profiles))
+        if line.form.enters == "router-bgp":
+            issues.extend(_bgp_rules(line))
+    routers = [line for line in root if line.form.enters == "router-bgp"]
+    if len(routers) > 1:
+        issues.append(SyntaxIssue(routers[1].number, 1, f"a second 'router bgp' (first on line {routers[0].number}); "
+                                                        "EOS runs one BGP instance"))
+    return issues
+
+
+def _bgp_rules(router: Line) -> list[SyntaxIssue]:
+    """Every neighbour line names a peer that has a ``remote-as``; BFD timers need ``bfd`` on."""
+    issues: list[SyntaxIssue] = []
+    col = INDENT + 1
+    peers = {line.values[0] for line in router.children if line.form.spec == "neighbor {ip} remote-as {asn}"}
+    bfd_on = {line.values[0] for line in router.children if line.form.spec == "neighbor {ip} bfd"}
+    lines = list(router.children)
+    for family in (c for c in router.children if c.form.enters == "bgp-af-ipv4"):
+        lines += family.children
+    for line in lines:
+        if not line.form.spec.startswith("neighbor ") or line.form.spec.endswith("remote-as {asn}"):
+            continue
+        peer = line.values[0]
+        where = (line.depth * INDENT) + 1
+        if peer not in peers:
+            issues.append(SyntaxIssue(line.number, where, f"neighbor {peer} has no 'remote-as' in this router bgp"))
+        elif " bfd interval " in line.text and peer not in bfd_on:
+            issues.append(SyntaxIssue(line.number, col, f"BFD timers for {peer} without 'neighbor {peer} bfd'"))
     return issues
 
 

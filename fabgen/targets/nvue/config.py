@@ -13,8 +13,10 @@ on NVUE defaults that move between releases. Where the spec's policy equals the
 
 Target: the Cumulus Linux 5.x NVUE object model as spelled in 5.6 to 5.14
 (``ecn enable|disable``; see :mod:`fabgen.targets.nvue.parse`). Management
-(``eth0``) and routing are not rendered: the management address belongs to the
-inventory, and fabgen has no routing intent yet.
+(``eth0``) is not rendered: the management address belongs to the inventory.
+The BGP underlay, ECMP hashing and adaptive routing are built in
+:mod:`fabgen.targets.nvue.routing`; a shut port (an out-of-service NIC's) is
+``link state down``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from fabgen.targets.nvue.parse import (
 )
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.nvue.limits import plan_limits
+from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"
 TRUST = {"dscp": "l3"}
@@ -88,12 +91,14 @@ Section = tuple[Path, Tree, tuple[str, ...]]
 
 def nvue_config(switch: Switch) -> NvueConfig:
     """Everything NVUE needs for one switch, from the plan alone."""
-    sections: list[Section] = [(("system",), {"hostname": switch.name}, ())]
+    sections: list[Section] = [(("system",), {"hostname": switch.name}, ()), forwarding_section(switch)]
     sections += _qos_sections(switch.qos)
     sections.append((("interface",), _interfaces(switch), (
         "Loopback and fabric ports: description (peer:port), MTU, speed, point-to-point address"
-        + (", PFC watchdog." if switch.qos.lossless_priorities else "."),
+        + (", PFC watchdog." if switch.qos.lossless_priorities else ".")
+        + (" The port of an out-of-service NIC is down." if any(p.shutdown for p in switch.ports) else ""),
     )))
+    sections += routing_sections(switch)
     tree: Tree = {}
     notes: dict[Path, tuple[str, ...]] = {}
     for path, body, comment in sections:
@@ -182,12 +187,15 @@ def _interfaces(switch: Switch) -> Tree:
         body: Tree = {"type": "swp"}
         if port.description:
             body["description"] = port.description
-        body["link"] = {"mtu": qos.mtu, "speed": f"{port.speed}G", "state": {"up": {}}}
+        body["link"] = {"mtu": qos.mtu, "speed": f"{port.speed}G", "state": {"down" if port.shutdown else "up": {}}}
         if port.address:
             body["ip"] = {"address": {port.address: {}}}
         if qos.lossless_priorities:
             # NVUE allows the watchdog only on a port with PFC.
             body["qos"] = {"pfc-watchdog": {"state": "enable" if qos.watchdog.enabled else "disable"}}
+        router = port_routing(switch, port)
+        if router is not None:
+            body["router"] = router
         interfaces[port.name] = body
     return interfaces
 
@@ -376,7 +384,8 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
 TARGET = Target(
     name="nvue",
     scope="switch",
-    summary="Cumulus Linux NVUE startup.yaml and the same config as nv set commands",
+    summary="Cumulus Linux NVUE startup.yaml and the same config as nv set commands: QoS, interfaces, BGP, "
+            "ECMP hash, adaptive routing",
     render=_render,
     applies=lambda switch: switch.os == "cumulus",
     check=check_nvue_output,

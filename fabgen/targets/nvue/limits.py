@@ -14,6 +14,7 @@ from fabgen.errors import Problem
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
 from fabgen.targets.nvue.parse import SPEEDS
+from fabgen.targets.nvue.routing_limits import routing_limit_problems
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     if not cumulus:
         return []
     problems = [*watchdog_limit_problems(plan, "cumulus", WATCHDOG),
-                *cable_port_problems(plan, "cumulus", PORT_FORM, "swp1")]
+                *cable_port_problems(plan, "cumulus", PORT_FORM, "swp1"),
+                *routing_limit_problems(plan)]
     seen: set[tuple[str, int]] = set()
     for switch in cumulus:
         for port in switch.ports:

@@ -122,6 +122,10 @@ class Coll:
 Node = Leaf | Obj | Coll
 
 ENABLE = Leaf("enum", words=("enable", "disable"))
+ON_OFF = Leaf("enum", words=("on", "off"))
+"""5.6-5.14 booleans of routing and forwarding (``enable on``); 5.15 spells them ``state enabled``."""
+IPV4 = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}"
+ASN = Leaf("int", 1, 4_294_967_295)
 SP = Key("switch priority", lo=0, hi=7)
 TC = Key("traffic class", lo=0, hi=7)
 EMPTY = Obj()
@@ -140,6 +144,7 @@ INTERFACE = Obj({
     }),
     "ip": Obj({"address": Coll(Key("address", prefix=True), EMPTY)}),
     "qos": Obj({"pfc-watchdog": Obj({"state": ENABLE})}),
+    "router": Obj({"adaptive-routing": Obj({"enable": ON_OFF})}),
 })
 
 QOS = Obj({
@@ -184,10 +189,45 @@ QOS = Obj({
     }),
 })
 
+# Routing, from NVIDIA's NVUE command reference (BGP, BFD, ECMP and adaptive routing pages): the ranges
+# it prints (multipaths ebgp 1-128, bfd detect-multiplier 2-255, intervals 50-60000 ms, timers in seconds).
+BGP_NEIGHBOR = Obj({
+    "remote-as": ASN,
+    "type": Leaf("enum", words=("numbered", "unnumbered")),
+    "description": Leaf("text", pattern=ONE_LINE),
+    "timers": Obj({"keepalive": Leaf("int", 0, 65535), "hold": Leaf("int", 0, 65535)}),
+    "bfd": Obj({
+        "enable": ON_OFF,
+        "detect-multiplier": Leaf("int", 2, 255),
+        "min-rx-interval": Leaf("int", 50, 60000),
+        "min-tx-interval": Leaf("int", 50, 60000),
+    }),
+    "address-family": Obj({"ipv4-unicast": Obj({"enable": ON_OFF})}),
+})
+ROUTER = Obj({
+    "bgp": Obj({"enable": ON_OFF, "autonomous-system": ASN, "router-id": Leaf("text", pattern=IPV4)}),
+    "adaptive-routing": Obj({"enable": ON_OFF}),
+})
+VRF = Coll(Key("vrf name", pattern=r"default|[A-Za-z][A-Za-z0-9_-]{0,14}"), Obj({"router": Obj({"bgp": Obj({
+    "enable": ON_OFF,
+    "neighbor": Coll(Key("neighbor address", pattern=IPV4), BGP_NEIGHBOR),
+    "address-family": Obj({"ipv4-unicast": Obj({
+        "enable": ON_OFF,
+        "network": Coll(Key("network", prefix=True), EMPTY),
+        "multipaths": Obj({"ebgp": Leaf("int", 1, 128)}),
+    })}),
+    "path-selection": Obj({"multipath": Obj({"aspath-ignore": ON_OFF})}),
+})})}))
+FORWARDING = Obj({"ecmp-hash": Obj({name: ON_OFF for name in (
+    "source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port", "ipv6-label",
+    "ingress-interface")})})
+
 SET_SCHEMA = Obj({
-    "system": Obj({"hostname": Leaf("text", pattern=HOSTNAME)}),
+    "system": Obj({"hostname": Leaf("text", pattern=HOSTNAME), "forwarding": FORWARDING}),
     "qos": QOS,
     "interface": Coll(Key("interface name", pattern=r"lo|eth\d+|swp\d+(s\d+)?"), INTERFACE),
+    "router": ROUTER,
+    "vrf": VRF,
 })
 """The part of NVUE's object model under ``set`` that fabgen writes."""
 

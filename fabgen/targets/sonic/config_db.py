@@ -59,6 +59,7 @@ from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_qos
 from fabgen.targets.sonic.sku import SKUS
+from fabgen.targets.sonic.routing import merge_tables, routing_tables
 
 __all__ = [
     "CABLE_LENGTH_NAME",
@@ -127,6 +128,7 @@ def config_db(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
     if qos.watchdog.enabled and lossless:
         tables["PFC_WD"] = _pfc_wd(qos, ports)
         tables["FLEX_COUNTER_TABLE"] = {"PFCWD": {"FLEX_COUNTER_STATUS": "enable"}}
+    tables = merge_tables(tables, routing_tables(plan, switch))  # BGP, neighbours, mgmt, hash: routing.py
     return {name: table for name, table in tables.items() if table}
 
 

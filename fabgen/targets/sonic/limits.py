@@ -23,6 +23,7 @@ from fabgen.source import DataPath, spec_problem
 from fabgen.spec.buffers import asic_key
 from fabgen.spec.fabric import Tier
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
+from fabgen.targets.sonic.routing_limits import routing_limit_problems
 from fabgen.targets.sonic.sku import (
     SKUS,
     Sku,
@@ -54,7 +55,7 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     """The target's limits: the SKUs, ports and buffers, then the watchdog."""
     if not any(s.os == "sonic" for s in plan.switches):
         return []
-    return [*sonic_limits(plan), *watchdog_limit_problems(plan, "sonic", WATCHDOG)]
+    return [*sonic_limits(plan), *watchdog_limit_problems(plan, "sonic", WATCHDOG), *routing_limit_problems(plan)]
 
 
 def sonic_limits(plan: FabricPlan) -> list[Problem]:

@@ -25,7 +25,11 @@ What fabgen owns, and so what the patch may add, replace or remove:
   ``DEVICE_METADATA|localhost`` ``buffer_model`` and ``default_pfcwd_status``;
   ``FLEX_COUNTER_TABLE|PFCWD``): set; the entry's other fields are kept.
 
-Everything else in the device's CONFIG_DB is untouched. A base whose hwsku,
+Everything else in the device's CONFIG_DB is untouched, fabgen's routing tables
+included (:data:`fabgen.targets.sonic.routing.ROUTING_TABLES`: BGP, loopback,
+management, neighbours, hash): changing the management address or the BGP
+sessions of a live switch through the same patch as its QoS would cut the
+session applying it, so those go in by ``config_db.json`` at provisioning. A base whose hwsku,
 platform or port lanes differ from fabgen's is refused (:class:`PatchRefused`):
 a patch cannot change a SKU or a breakout, and applying one to the wrong
 switch is the mistake this check catches.
@@ -38,8 +42,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabgen.errors import FabgenError, Problem
+from fabgen.targets.sonic.routing import ROUTING_TABLES
 
-__all__ = ["FIELD_TABLES", "PORT_TABLES", "PatchRefused", "desired_config", "gcu_patch", "gcu_patch_text"]
+__all__ = ["FIELD_TABLES", "PORT_TABLES", "PatchRefused", "desired_config", "gcu_patch", "gcu_patch_text",
+           "patched_tables"]
 
 PORT_TABLES: frozenset[str] = frozenset({
     "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST",
@@ -85,8 +91,14 @@ def _check_same_switch(base: Mapping[str, Any], ours: Mapping[str, Any]) -> None
         raise PatchRefused(problems)
 
 
+def patched_tables(ours: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of fabgen's CONFIG_DB the live patch carries: everything but the routing tables."""
+    return {table: entries for table, entries in ours.items() if table not in ROUTING_TABLES}
+
+
 def desired_config(base: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, Any]:
     """The device's CONFIG_DB after fabgen's file is applied under the ownership rules above."""
+    ours = patched_tables(ours)
     _check_same_switch(base, ours)
     result: dict[str, Any] = {t: {k: dict(v) for k, v in entries.items()} for t, entries in base.items()}
     ports = set(ours.get("PORT", {}))

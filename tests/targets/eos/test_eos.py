@@ -206,10 +206,49 @@ def test_sand_platform_gets_qp_hashing() -> None:
     assert "load-balance policies" not in config_of(plan, "leaf-r0-p00-01")
 
 
-def test_dlb_mode_is_noted_not_invented() -> None:
+def test_dlb_mode_is_the_dynamic_fib_line() -> None:
+    """The lab's 7060DX5 (Tomahawk 4) has DLB: one global line, said in a note; no other trace of it."""
     text = config_of(VARIANTS["dlb"](), "spine-01")
-    assert "! load-balancing mode dlb not configured" in text
-    assert "dlb" not in text.replace("! load-balancing mode dlb", "")
+    assert "\nip hardware fib load-balance distribution dynamic\n" in text
+    assert "! dynamic load balancing: ECMP members chosen by port load" in text
+
+
+def test_dlb_on_a_platform_without_it_is_refused_at_the_mode_line() -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["fabric"]["load_balancing"]["mode"] = "dlb"
+        data["fabric"]["tiers"]["spine"]["model"] = "7804R3"
+    with pytest.raises(SpecError) as caught:
+        variant(edit)
+    (line,) = caught.value.lines()
+    assert "mode dlb" in line and "not on 7804R3" in line and "(at fabric.load_balancing.mode)" in line
+
+
+def test_spray_is_refused_on_eos() -> None:
+    with pytest.raises(SpecError) as caught:
+        variant(lambda d: d["fabric"]["load_balancing"].__setitem__("mode", "spray"))
+    (line,) = caught.value.lines()
+    assert "spray cannot be configured on EOS" in line and "(at fabric.load_balancing.mode)" in line
+
+
+@pytest.mark.parametrize("model, sand, dlb, chassis", [
+    ("7280R3", True, False, False), ("DCS-7280CR3K-32P4", True, False, False), ("7804R3", True, False, True),
+    ("7808R3", True, False, True), ("7812R3", True, False, True), ("7816R3", True, False, True),
+    ("7700R4", True, False, True), ("7800R3", True, False, True), ("7500R3", True, False, True),
+    ("7060DX5-64S", False, True, False), ("7060X6-64PE", False, True, False), ("7050X3", False, False, False),
+    ("7280R", True, False, False), ("9999X", False, False, False),
+])
+def test_platform_table(model: str, sand: bool, dlb: bool, chassis: bool) -> None:
+    from fabgen.targets.eos.platforms import features, is_modular
+
+    assert features(model, None) == (sand, dlb)
+    assert is_modular(model) is chassis
+
+
+def test_asic_override_beats_the_model() -> None:
+    from fabgen.targets.eos.platforms import features
+
+    assert features("7060DX5-64S", "jericho2") == (True, False)
+    assert features("7280R3", "tomahawk4") == (False, True)
 
 
 def test_override_gets_its_own_profile_name() -> None:
@@ -282,7 +321,7 @@ def test_interfaces_read_back_as_planned(rendered: tuple[FabricPlan, dict[str, s
             assert got.address == port.address
             assert got.mtu == eos.eos_mtu(switch.qos.mtu)
             assert got.service_profile == eos.profile_name(plan, switch.qos)
-            assert got.routed and got.shutdown is False
+            assert got.routed and got.shutdown is port.shutdown
             assert got.speed == eos.interface_speed(switch, port)
         assert interfaces["Loopback0"].address == switch.loopback
         management = [i for n, i in interfaces.items() if n.startswith("Management")]
@@ -476,3 +515,59 @@ def test_profile_names_ignore_key_order() -> None:
             data[key] = data.pop(key)
 
     assert render(variant(reordered)) == render(VARIANTS["spine-override"]())
+
+
+# -- router bgp grammar ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new, needle", [
+    (r"maximum-paths (\d+) ecmp \d+", r"maximum-paths \1 ecmp 1", "ecmp 1 must be at least maximum-paths"),
+    (r"maximum-paths \d+ ecmp \d+", "maximum-paths 601 ecmp 601", "maximum-paths 601 is out of range 1-600"),
+    (r"(?m)^   neighbor (\S+) remote-as \d+\n", "", "has no 'remote-as' in this router bgp"),
+    (r"router bgp \d+", "router bgp 4294967296", "AS number 4294967296 is out of range"),
+    (r"network 10\.255\.0\.4/32", "network 10.255.0.4/24", "has host bits set"),
+    (r"   no bgp default ipv4-unicast\n", "   no bgp default ipv4-unicast\n   timers bgp 3 2\n",
+     "hold time 2 is out of range"),
+    (r"   no bgp default ipv4-unicast\n",
+     "   no bgp default ipv4-unicast\n   neighbor 10.10.0.56 bfd interval 300 min-rx 300 multiplier 3\n",
+     "BFD timers for 10.10.0.56 without 'neighbor 10.10.0.56 bfd'"),
+    (r"      neighbor (\S+) activate", r"   neighbor \1 activate", "expected 'remote-as', found 'activate'"),
+    (r"router-id 10\.255\.0\.4", "router-id 10.255.0.256", "is not an IPv4 address"),
+])
+def test_router_bgp_grammar_catches_a_planted_error(old: str, new: str, needle: str) -> None:
+    text = config_of(LAB_PLAN, "leaf-r3-p00-01")
+    assert check_text(text) == []
+    broken, count = re.subn(old, new, text, count=1)
+    assert count == 1, old
+    issues = check_text(broken)
+    assert any(needle in i.message for i in issues), [i.message for i in issues]
+
+
+def test_a_second_router_bgp_is_refused() -> None:
+    text = config_of(LAB_PLAN, "spine-01")
+    block = text[text.index("router bgp "):text.index("\n!\nend")]
+    issues = check_text(text.replace("\n!\nend", f"\n!\n{block.replace('router bgp 4200010000', 'router bgp 65000')}\n!\nend"))
+    assert any("a second 'router bgp'" in i.message for i in issues), [i.message for i in issues]
+
+
+def test_router_bgp_says_what_the_plan_says() -> None:
+    for switch in LAB_PLAN.switches:
+        bgp = switch.bgp
+        assert bgp is not None
+        lines = config_of(LAB_PLAN, switch.name).splitlines()
+        assert f"router bgp {bgp.asn}" in lines and f"   router-id {bgp.router_id}" in lines
+        assert f"   maximum-paths {bgp.maximum_paths} ecmp {bgp.maximum_paths}" in lines
+        for n in bgp.neighbors:
+            assert f"   neighbor {n.address} remote-as {n.remote_asn}" in lines
+            assert f"      neighbor {n.address} activate" in lines
+        assert [x[len("      network "):] for x in lines if x.startswith("      network ")] == list(bgp.networks)
+        assert ("   bgp bestpath as-path multipath-relax" in lines) == bgp.multipath_relax
+
+
+def test_maximum_paths_above_eos_range_is_refused_at_its_line() -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["fabric"]["routing"] = {"maximum_paths": 700}
+    with pytest.raises(SpecError) as caught:
+        variant(edit)
+    (line,) = caught.value.lines()
+    assert "maximum-paths 700 is above EOS's 600" in line and "(at fabric.routing.maximum_paths)" in line

@@ -111,7 +111,7 @@ def test_content_of_a_leaf() -> None:
     switch, startup, _ = _pairs("example")[0]
     tree = load_set_tree(startup)
     qos = tree["qos"]
-    assert tree["system"] == {"hostname": switch.name}
+    assert tree["system"]["hostname"] == switch.name  # and forwarding (tests/targets/nvue/test_nvue_routing.py)
     mapping = qos["mapping"]["default-global"]
     assert mapping["trust"] == "l3"
     assert sorted(map(int, mapping["dscp"])) == list(range(64))

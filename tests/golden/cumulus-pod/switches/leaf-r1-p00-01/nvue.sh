@@ -29,6 +29,13 @@ fi
 
 nv set system hostname leaf-r1-p00-01
 
+# ECMP hash on the 5-tuple: RoCE gives every queue pair its own UDP source port.
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
+
 # Classification: trust DSCP; all 64 values written out, so none falls back to NVUE's 8-block map.
 # NVUE `qos roce` lossless default differs: the 8-block map (DSCP 24-31 -> 3, 48-55 -> 6) with trust pcp,dscp.
 nv set qos mapping default-global trust l3
@@ -252,6 +259,47 @@ nv set interface swp38 link speed 400G
 nv set interface swp38 link state up
 nv set interface swp38 ip address 10.30.0.203/31
 nv set interface swp38 qos pfc-watchdog state enable
+
+# eBGP underlay: this switch's ASN and router-id (its loopback).
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200100064
+nv set router bgp router-id 10.255.30.2
+
+# One numbered session per planned /31; announce the loopback and in-service host subnets; ECMP over up to 6 paths.
+nv set vrf default router bgp enable on
+nv set vrf default router bgp neighbor 10.30.0.192 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.192 type numbered
+nv set vrf default router bgp neighbor 10.30.0.192 description spine-01:swp4
+nv set vrf default router bgp neighbor 10.30.0.192 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.194 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.194 type numbered
+nv set vrf default router bgp neighbor 10.30.0.194 description spine-01:swp5
+nv set vrf default router bgp neighbor 10.30.0.194 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.196 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.196 type numbered
+nv set vrf default router bgp neighbor 10.30.0.196 description spine-01:swp6
+nv set vrf default router bgp neighbor 10.30.0.196 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.198 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.198 type numbered
+nv set vrf default router bgp neighbor 10.30.0.198 description spine-02:swp4
+nv set vrf default router bgp neighbor 10.30.0.198 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.200 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.200 type numbered
+nv set vrf default router bgp neighbor 10.30.0.200 description spine-02:swp5
+nv set vrf default router bgp neighbor 10.30.0.200 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.202 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.0.202 type numbered
+nv set vrf default router bgp neighbor 10.30.0.202 description spine-02:swp6
+nv set vrf default router bgp neighbor 10.30.0.202 address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.128/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.130/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.132/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.134/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.136/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.0.138/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.30.2/32
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 6
 
 if [ "$apply" = yes ]; then
   nv config apply --assume-yes

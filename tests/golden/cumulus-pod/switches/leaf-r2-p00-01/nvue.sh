@@ -29,6 +29,13 @@ fi
 
 nv set system hostname leaf-r2-p00-01
 
+# ECMP hash on the 5-tuple: RoCE gives every queue pair its own UDP source port.
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
+
 # Classification: trust DSCP; all 64 values written out, so none falls back to NVUE's 8-block map.
 # NVUE `qos roce` lossless default differs: the 8-block map (DSCP 24-31 -> 3, 48-55 -> 6) with trust pcp,dscp.
 nv set qos mapping default-global trust l3
@@ -252,6 +259,47 @@ nv set interface swp38 link speed 400G
 nv set interface swp38 link state up
 nv set interface swp38 ip address 10.30.1.75/31
 nv set interface swp38 qos pfc-watchdog state enable
+
+# eBGP underlay: this switch's ASN and router-id (its loopback).
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200100128
+nv set router bgp router-id 10.255.30.3
+
+# One numbered session per planned /31; announce the loopback and in-service host subnets; ECMP over up to 6 paths.
+nv set vrf default router bgp enable on
+nv set vrf default router bgp neighbor 10.30.1.64 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.64 type numbered
+nv set vrf default router bgp neighbor 10.30.1.64 description spine-01:swp7
+nv set vrf default router bgp neighbor 10.30.1.64 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.66 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.66 type numbered
+nv set vrf default router bgp neighbor 10.30.1.66 description spine-01:swp8
+nv set vrf default router bgp neighbor 10.30.1.66 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.68 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.68 type numbered
+nv set vrf default router bgp neighbor 10.30.1.68 description spine-01:swp9
+nv set vrf default router bgp neighbor 10.30.1.68 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.70 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.70 type numbered
+nv set vrf default router bgp neighbor 10.30.1.70 description spine-02:swp7
+nv set vrf default router bgp neighbor 10.30.1.70 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.72 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.72 type numbered
+nv set vrf default router bgp neighbor 10.30.1.72 description spine-02:swp8
+nv set vrf default router bgp neighbor 10.30.1.72 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.74 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.74 type numbered
+nv set vrf default router bgp neighbor 10.30.1.74 description spine-02:swp9
+nv set vrf default router bgp neighbor 10.30.1.74 address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.0/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.2/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.4/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.6/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.8/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.10/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.30.3/32
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 6
 
 if [ "$apply" = yes ]; then
   nv config apply --assume-yes

@@ -29,6 +29,13 @@ fi
 
 nv set system hostname leaf-r3-p00-01
 
+# ECMP hash on the 5-tuple: RoCE gives every queue pair its own UDP source port.
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
+
 # Classification: trust DSCP; all 64 values written out, so none falls back to NVUE's 8-block map.
 # NVUE `qos roce` lossless default differs: the 8-block map (DSCP 24-31 -> 3, 48-55 -> 6) with trust pcp,dscp.
 nv set qos mapping default-global trust l3
@@ -252,6 +259,47 @@ nv set interface swp38 link speed 400G
 nv set interface swp38 link state up
 nv set interface swp38 ip address 10.30.1.203/31
 nv set interface swp38 qos pfc-watchdog state enable
+
+# eBGP underlay: this switch's ASN and router-id (its loopback).
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200100192
+nv set router bgp router-id 10.255.30.4
+
+# One numbered session per planned /31; announce the loopback and in-service host subnets; ECMP over up to 6 paths.
+nv set vrf default router bgp enable on
+nv set vrf default router bgp neighbor 10.30.1.192 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.192 type numbered
+nv set vrf default router bgp neighbor 10.30.1.192 description spine-01:swp10
+nv set vrf default router bgp neighbor 10.30.1.192 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.194 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.194 type numbered
+nv set vrf default router bgp neighbor 10.30.1.194 description spine-01:swp11
+nv set vrf default router bgp neighbor 10.30.1.194 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.196 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.196 type numbered
+nv set vrf default router bgp neighbor 10.30.1.196 description spine-01:swp12
+nv set vrf default router bgp neighbor 10.30.1.196 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.198 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.198 type numbered
+nv set vrf default router bgp neighbor 10.30.1.198 description spine-02:swp10
+nv set vrf default router bgp neighbor 10.30.1.198 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.200 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.200 type numbered
+nv set vrf default router bgp neighbor 10.30.1.200 description spine-02:swp11
+nv set vrf default router bgp neighbor 10.30.1.200 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.202 remote-as 4200010000
+nv set vrf default router bgp neighbor 10.30.1.202 type numbered
+nv set vrf default router bgp neighbor 10.30.1.202 description spine-02:swp12
+nv set vrf default router bgp neighbor 10.30.1.202 address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.128/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.130/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.132/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.134/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.136/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.30.1.138/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.30.4/32
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 6
 
 if [ "$apply" = yes ]; then
   nv config apply --assume-yes

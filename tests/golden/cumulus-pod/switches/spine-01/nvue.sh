@@ -29,6 +29,13 @@ fi
 
 nv set system hostname spine-01
 
+# ECMP hash on the 5-tuple: RoCE gives every queue pair its own UDP source port.
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
+
 # Classification: trust DSCP; all 64 values written out, so none falls back to NVUE's 8-block map.
 # NVUE `qos roce` lossless default differs: the 8-block map (DSCP 24-31 -> 3, 48-55 -> 6) with trust pcp,dscp.
 nv set qos mapping default-global trust l3
@@ -252,6 +259,65 @@ nv set interface swp12 link speed 400G
 nv set interface swp12 link state up
 nv set interface swp12 ip address 10.30.1.196/31
 nv set interface swp12 qos pfc-watchdog state enable
+
+# eBGP underlay: this switch's ASN and router-id (its loopback).
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200010000
+nv set router bgp router-id 10.255.30.5
+
+# One numbered session per planned /31; announce the loopback and in-service host subnets; ECMP over up to 3 paths.
+nv set vrf default router bgp enable on
+nv set vrf default router bgp neighbor 10.30.0.65 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.65 type numbered
+nv set vrf default router bgp neighbor 10.30.0.65 description leaf-r0-p00-01:swp33
+nv set vrf default router bgp neighbor 10.30.0.65 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.67 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.67 type numbered
+nv set vrf default router bgp neighbor 10.30.0.67 description leaf-r0-p00-01:swp34
+nv set vrf default router bgp neighbor 10.30.0.67 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.69 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.69 type numbered
+nv set vrf default router bgp neighbor 10.30.0.69 description leaf-r0-p00-01:swp35
+nv set vrf default router bgp neighbor 10.30.0.69 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.193 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.193 type numbered
+nv set vrf default router bgp neighbor 10.30.0.193 description leaf-r1-p00-01:swp33
+nv set vrf default router bgp neighbor 10.30.0.193 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.195 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.195 type numbered
+nv set vrf default router bgp neighbor 10.30.0.195 description leaf-r1-p00-01:swp34
+nv set vrf default router bgp neighbor 10.30.0.195 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.197 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.197 type numbered
+nv set vrf default router bgp neighbor 10.30.0.197 description leaf-r1-p00-01:swp35
+nv set vrf default router bgp neighbor 10.30.0.197 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.65 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.65 type numbered
+nv set vrf default router bgp neighbor 10.30.1.65 description leaf-r2-p00-01:swp33
+nv set vrf default router bgp neighbor 10.30.1.65 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.67 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.67 type numbered
+nv set vrf default router bgp neighbor 10.30.1.67 description leaf-r2-p00-01:swp34
+nv set vrf default router bgp neighbor 10.30.1.67 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.69 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.69 type numbered
+nv set vrf default router bgp neighbor 10.30.1.69 description leaf-r2-p00-01:swp35
+nv set vrf default router bgp neighbor 10.30.1.69 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.193 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.193 type numbered
+nv set vrf default router bgp neighbor 10.30.1.193 description leaf-r3-p00-01:swp33
+nv set vrf default router bgp neighbor 10.30.1.193 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.195 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.195 type numbered
+nv set vrf default router bgp neighbor 10.30.1.195 description leaf-r3-p00-01:swp34
+nv set vrf default router bgp neighbor 10.30.1.195 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.197 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.197 type numbered
+nv set vrf default router bgp neighbor 10.30.1.197 description leaf-r3-p00-01:swp35
+nv set vrf default router bgp neighbor 10.30.1.197 address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.30.5/32
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 3
 
 if [ "$apply" = yes ]; then
   nv config apply --assume-yes

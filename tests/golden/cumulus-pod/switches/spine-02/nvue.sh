@@ -29,6 +29,13 @@ fi
 
 nv set system hostname spine-02
 
+# ECMP hash on the 5-tuple: RoCE gives every queue pair its own UDP source port.
+nv set system forwarding ecmp-hash source-ip on
+nv set system forwarding ecmp-hash destination-ip on
+nv set system forwarding ecmp-hash ip-protocol on
+nv set system forwarding ecmp-hash source-port on
+nv set system forwarding ecmp-hash destination-port on
+
 # Classification: trust DSCP; all 64 values written out, so none falls back to NVUE's 8-block map.
 # NVUE `qos roce` lossless default differs: the 8-block map (DSCP 24-31 -> 3, 48-55 -> 6) with trust pcp,dscp.
 nv set qos mapping default-global trust l3
@@ -252,6 +259,65 @@ nv set interface swp12 link speed 400G
 nv set interface swp12 link state up
 nv set interface swp12 ip address 10.30.1.202/31
 nv set interface swp12 qos pfc-watchdog state enable
+
+# eBGP underlay: this switch's ASN and router-id (its loopback).
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200010000
+nv set router bgp router-id 10.255.30.6
+
+# One numbered session per planned /31; announce the loopback and in-service host subnets; ECMP over up to 3 paths.
+nv set vrf default router bgp enable on
+nv set vrf default router bgp neighbor 10.30.0.71 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.71 type numbered
+nv set vrf default router bgp neighbor 10.30.0.71 description leaf-r0-p00-01:swp36
+nv set vrf default router bgp neighbor 10.30.0.71 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.73 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.73 type numbered
+nv set vrf default router bgp neighbor 10.30.0.73 description leaf-r0-p00-01:swp37
+nv set vrf default router bgp neighbor 10.30.0.73 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.75 remote-as 4200100000
+nv set vrf default router bgp neighbor 10.30.0.75 type numbered
+nv set vrf default router bgp neighbor 10.30.0.75 description leaf-r0-p00-01:swp38
+nv set vrf default router bgp neighbor 10.30.0.75 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.199 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.199 type numbered
+nv set vrf default router bgp neighbor 10.30.0.199 description leaf-r1-p00-01:swp36
+nv set vrf default router bgp neighbor 10.30.0.199 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.201 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.201 type numbered
+nv set vrf default router bgp neighbor 10.30.0.201 description leaf-r1-p00-01:swp37
+nv set vrf default router bgp neighbor 10.30.0.201 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.0.203 remote-as 4200100064
+nv set vrf default router bgp neighbor 10.30.0.203 type numbered
+nv set vrf default router bgp neighbor 10.30.0.203 description leaf-r1-p00-01:swp38
+nv set vrf default router bgp neighbor 10.30.0.203 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.71 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.71 type numbered
+nv set vrf default router bgp neighbor 10.30.1.71 description leaf-r2-p00-01:swp36
+nv set vrf default router bgp neighbor 10.30.1.71 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.73 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.73 type numbered
+nv set vrf default router bgp neighbor 10.30.1.73 description leaf-r2-p00-01:swp37
+nv set vrf default router bgp neighbor 10.30.1.73 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.75 remote-as 4200100128
+nv set vrf default router bgp neighbor 10.30.1.75 type numbered
+nv set vrf default router bgp neighbor 10.30.1.75 description leaf-r2-p00-01:swp38
+nv set vrf default router bgp neighbor 10.30.1.75 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.199 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.199 type numbered
+nv set vrf default router bgp neighbor 10.30.1.199 description leaf-r3-p00-01:swp36
+nv set vrf default router bgp neighbor 10.30.1.199 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.201 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.201 type numbered
+nv set vrf default router bgp neighbor 10.30.1.201 description leaf-r3-p00-01:swp37
+nv set vrf default router bgp neighbor 10.30.1.201 address-family ipv4-unicast enable on
+nv set vrf default router bgp neighbor 10.30.1.203 remote-as 4200100192
+nv set vrf default router bgp neighbor 10.30.1.203 type numbered
+nv set vrf default router bgp neighbor 10.30.1.203 description leaf-r3-p00-01:swp38
+nv set vrf default router bgp neighbor 10.30.1.203 address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast enable on
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.30.6/32
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 3
 
 if [ "$apply" = yes ]; then
   nv config apply --assume-yes
