@@ -9,7 +9,7 @@ plan even on a 3,072-host fabric.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -18,12 +18,17 @@ from fabgen.source import DataPath, format_path
 
 if TYPE_CHECKING:
     from fabgen.lint.deployed import Deployed
+    from fabgen.lint.rules.nccl import EnvItem
+    from fabgen.lint.rules.rails import _HcaUse
+    from fabgen.lint.rules.traffic import NicSide
+    from fabgen.lint.rules.wiring import WiringReport
     from fabgen.lint.observed import Observed
     from fabgen.plan.model import FabricPlan, Host, Link, QosIntent, Switch
     from fabgen.source import SourceDoc
     from fabgen.spec import ClusterSpec
     from fabgen.spec.hosts import HostOverride
     from fabgen.spec.qos import QosPolicy
+    from fabgen.targets.nccl.variables import VarIssue
 
 
 def preview(names: Sequence[str], limit: int = 3) -> str:
@@ -40,6 +45,28 @@ def plural(count: int, word: str) -> str:
 def hosts_phrase(hosts: Sequence[str]) -> str:
     """``host lab01`` or ``3 hosts (lab01, lab02, lab03)``."""
     return f"host {hosts[0]}" if len(hosts) == 1 else f"{len(hosts)} hosts ({preview(hosts)})"
+
+
+@dataclass
+class LintMemo:
+    """What several rules of one family compute once per run and share; ``None`` until the first asks.
+
+    One typed field per shared value (rather than a ``dict[str, object]``) so that a rule reading it back gets
+    the type the rule that filled it wrote, checked by mypy instead of cast.
+    """
+
+    wiring_report: WiringReport | None = None
+    """The plan compared with the wiring evidence (``rules.wiring.analyse``)."""
+    evidence_lines: dict[str, list[str]] = field(default_factory=dict)
+    """Lines of each wiring evidence file read so far, by path (``rules.wiring``)."""
+    nic_sides: list[NicSide] | None = None
+    """NIC settings in force, grouped by host (``rules.traffic.nic_sides``)."""
+    hca_uses: list[_HcaUse] | None = None
+    """Each distinct NCCL_IB_HCA value and the hosts using it (``rules.rails``)."""
+    env_items: list[EnvItem] | None = None
+    """Hand-set and deployed NCCL variables (``rules.nccl.env_items``)."""
+    env_issues: list[tuple[EnvItem, str, VarIssue]] | None = None
+    """(item, rule code, issue) for each NCCL variable issue (``rules.nccl``)."""
 
 
 OS_NAMES = {"eos": "an EOS", "sonic": "a SONiC", "cumulus": "a Cumulus"}
@@ -89,7 +116,7 @@ class LintContext:
         self.file = self.doc.file if self.doc is not None else "<spec>"
         self.wiring = wiring
         self.deployed = deployed
-        self.memo: dict[str, object] = {}
+        self.memo = LintMemo()
         """Per-run cache for values several rules of one family share."""
         self._envs: dict[str, dict[str, str]] = {}
 

@@ -15,10 +15,14 @@ import re
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabgen.lint.context import LintContext, plural, preview
 from fabgen.lint.finding import Hit, Location
 from fabgen.source import DataPath
+
+if TYPE_CHECKING:
+    from fabgen.targets.nccl.variables import VarIssue
 
 AR_MODES = ("dlb", "spray")
 """Load-balancing modes in which switches may send one flow's packets over several paths."""
@@ -40,9 +44,9 @@ class EnvItem:
 
 def env_items(ctx: LintContext) -> list[EnvItem]:
     """Hand-set spec variables, then deployed values that differ from the plan."""
-    cached = ctx.memo.get("env_items")
+    cached = ctx.memo.env_items
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     items = [
         EnvItem(name, value, tuple(hosts), path, ctx.at(path), ctx.at(path, key=True))
         for path, name, value, hosts in ctx.hand_set_env()
@@ -58,18 +62,18 @@ def env_items(ctx: LintContext) -> list[EnvItem]:
                         continue
                     where = Location(env.file, line, 1)
                     items.append(EnvItem(name, value, (host_name,), None, where, where))
-    ctx.memo["env_items"] = items
+    ctx.memo.env_items = items
     return items
 
 
-def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, object]]:
+def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, VarIssue]]:
     """(item, rule code, VarIssue) for every issue of every item, computed once."""
-    cached = ctx.memo.get("env_issues")
+    cached = ctx.memo.env_issues
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     from fabgen.targets.nccl.variables import KNOWN_VARS, OTHER_DOCUMENTED_VARS, check_nccl_var
 
-    out: list[tuple[EnvItem, str, object]] = []
+    out: list[tuple[EnvItem, str, VarIssue]] = []
     version = ctx.spec.nccl.version
     for item in env_items(ctx):
         known = item.name in KNOWN_VARS
@@ -85,7 +89,7 @@ def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, object]]:
             else:
                 code = "FG402" if issue.severity == "error" else "FG407"
             out.append((item, code, issue))
-    ctx.memo["env_issues"] = out
+    ctx.memo.env_issues = out
     return out
 
 
@@ -113,8 +117,8 @@ def _hits(ctx: LintContext, code: str, *, at_key: bool = False) -> Iterator[Hit]
             continue
         where = "" if item.path is None or len(item.hosts) == len(ctx.plan.hosts) else \
             f" (on {plural(len(item.hosts), 'host')}: {preview(list(item.hosts))})"
-        hint = issue.hint or _DEFAULT_HINTS[code]  # type: ignore[attr-defined]
-        yield Hit(_unshown(f"{issue.message}{where}", item),  # type: ignore[attr-defined]
+        hint = issue.hint or _DEFAULT_HINTS[code]
+        yield Hit(_unshown(f"{issue.message}{where}", item),
                   item.key_location if at_key else item.location, _unshown(hint, item))
 
 

@@ -64,9 +64,9 @@ def analyse(ctx: LintContext) -> WiringReport | None:
     """Compare ``ctx.wiring`` with the plan once per run (see the module docstring)."""
     if ctx.wiring is None:
         return None
-    cached = ctx.memo.get("wiring_report")
+    cached = ctx.memo.wiring_report
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     from fabgen.plan.platforms import model_port_index
 
     plan = ctx.plan
@@ -135,12 +135,12 @@ def analyse(ctx: LintContext) -> WiringReport | None:
             continue
         if a[0] in reporters or b[0] in reporters:
             report.missing.append(link)
-    ctx.memo["wiring_report"] = report
+    ctx.memo.wiring_report = report
     return report
 
 
 def _lines(ctx: LintContext, path: str) -> list[str]:
-    cache: dict[str, list[str]] = ctx.memo.setdefault("evidence_lines", {})  # type: ignore[assignment]
+    cache = ctx.memo.evidence_lines
     if path not in cache:
         try:
             cache[path] = read_text(path, MAX_WIRING_BYTES, what="wiring file", bom=True).splitlines()

@@ -965,7 +965,7 @@ def _key_shapes(table: _Table) -> str:
 
 
 def validate_config_db(
-    data: Mapping[str, Any],
+    data: object,
     yang_dir: Path,
     file: str = "config_db.json",
     *,
