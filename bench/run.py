@@ -71,10 +71,10 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     from fabgen.lint.engine import lint
     from fabgen.pipeline import __version__
     from fabgen.plan import build_plan
-    from fabgen.targets.registry import targets
-    from fabgen.targets.render import render_files
     from fabgen.source import load_source
     from fabgen.spec import validate_spec
+    from fabgen.targets.registry import targets
+    from fabgen.targets.render import render_files
     from fabgen.writer import write_tree
 
     file, text = _spec_text(name)
@@ -90,7 +90,6 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
         samples.setdefault("plan", []).append(t)
         if name == "floor":
             from bench.floor_eos import floor_files
-
             from fabgen.targets.environment import environment
             from fabgen.targets.eos.config import render_eos
 

@@ -18,11 +18,11 @@ from fabgen.source import DataPath, format_path
 
 if TYPE_CHECKING:
     from fabgen.lint.deployed import Deployed
+    from fabgen.lint.observed import Observed
     from fabgen.lint.rules.nccl import EnvItem
     from fabgen.lint.rules.rails import _HcaUse
     from fabgen.lint.rules.traffic import NicSide
     from fabgen.lint.rules.wiring import WiringReport
-    from fabgen.lint.observed import Observed
     from fabgen.plan.model import FabricPlan, Host, Link, QosIntent, Switch
     from fabgen.source import SourceDoc
     from fabgen.spec import ClusterSpec

@@ -62,7 +62,7 @@ def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple
         total = sum(bandwidth[tc] for tc in weighted) or 1
         shares = [bandwidth[tc] * 100 // total if bandwidth[tc] else 100 // len(weighted) for tc in weighted]
         shares[0] += 100 - sum(shares)
-        for tc, share in zip(weighted, shares):
+        for tc, share in zip(weighted, shares, strict=True):
             bandwidth[tc] = share
     return prio_tc, tuple(tsa), tuple(bandwidth)
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 import re
+from collections.abc import Hashable, Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from fabgen.spec.host_network import BackendNetwork
 from fabgen.spec.common import BusId, CpuList, Description, Name, Netdev, RdmaDevice, SpecModel, pattern_fields
+from fabgen.spec.host_network import BackendNetwork
 from fabgen.spec.nccl import NcclEnv
 from fabgen.units import Speed
 

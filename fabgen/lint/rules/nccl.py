@@ -12,7 +12,6 @@ own variables; these rules then see only what validation let through.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
