@@ -9,9 +9,9 @@ plan even on a 3,072-host fabric.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from fabgen.lint.finding import Location
 from fabgen.source import DataPath, format_path
@@ -19,16 +19,11 @@ from fabgen.source import DataPath, format_path
 if TYPE_CHECKING:
     from fabgen.lint.deployed import Deployed
     from fabgen.lint.observed import Observed
-    from fabgen.lint.rules.nccl import EnvItem
-    from fabgen.lint.rules.rails import _HcaUse
-    from fabgen.lint.rules.traffic import NicSide
-    from fabgen.lint.rules.wiring import WiringReport
     from fabgen.plan.model import FabricPlan, Host, Link, QosIntent, Switch
     from fabgen.source import SourceDoc
     from fabgen.spec import ClusterSpec
     from fabgen.spec.hosts import HostOverride
     from fabgen.spec.qos import QosPolicy
-    from fabgen.targets.nccl.variables import VarIssue
 
 
 def preview(names: Sequence[str], limit: int = 3) -> str:
@@ -47,26 +42,43 @@ def hosts_phrase(hosts: Sequence[str]) -> str:
     return f"host {hosts[0]}" if len(hosts) == 1 else f"{len(hosts)} hosts ({preview(hosts)})"
 
 
-@dataclass
-class LintMemo:
-    """What several rules of one family compute once per run and share; ``None`` until the first asks.
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)  # a key of list[X] is a key of object: the dict below holds all
 
-    One typed field per shared value (rather than a ``dict[str, object]``) so that a rule reading it back gets
-    the type the rule that filled it wrote, checked by mypy instead of cast.
+
+@dataclass(frozen=True, eq=False)
+class MemoKey(Generic[_T_co]):
+    """One slot of :attr:`LintContext.memo`, declared by the rule module that fills it, typed by what it holds.
+
+    The key object itself (identity, not ``name``) is the key, so two modules cannot collide on a string, and the
+    context needs no import of the rules' result types (rules import the context, never the reverse).
     """
 
-    wiring_report: WiringReport | None = None
-    """The plan compared with the wiring evidence (``rules.wiring.analyse``)."""
-    evidence_lines: dict[str, list[str]] = field(default_factory=dict)
-    """Lines of each wiring evidence file read so far, by path (``rules.wiring``)."""
-    nic_sides: list[NicSide] | None = None
-    """NIC settings in force, grouped by host (``rules.traffic.nic_sides``)."""
-    hca_uses: list[_HcaUse] | None = None
-    """Each distinct NCCL_IB_HCA value and the hosts using it (``rules.rails``)."""
-    env_items: list[EnvItem] | None = None
-    """Hand-set and deployed NCCL variables (``rules.nccl.env_items``)."""
-    env_issues: list[tuple[EnvItem, str, VarIssue]] | None = None
-    """(item, rule code, issue) for each NCCL variable issue (``rules.nccl``)."""
+    name: str
+    """For debugging only."""
+
+
+class LintMemo:
+    """Values several rules of one family compute once per run and share, each under its owner's :class:`MemoKey`.
+
+    The ``cast`` on reading is the typed boundary: a value is only ever stored through :meth:`put` or
+    :meth:`setdefault` under a key of its own type, so reading it back as that type is sound.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[MemoKey[object], object] = {}
+
+    def get(self, key: MemoKey[_T]) -> _T | None:
+        return cast("_T | None", self._values.get(key))
+
+    def put(self, key: MemoKey[_T], value: _T) -> _T:
+        self._values[key] = value
+        return value
+
+    def setdefault(self, key: MemoKey[_T], default: _T) -> _T:
+        return cast("_T", self._values.setdefault(key, default))
 
 
 OS_NAMES = {"eos": "an EOS", "sonic": "a SONiC", "cumulus": "a Cumulus"}

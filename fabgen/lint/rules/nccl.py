@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabgen.lint.context import LintContext, plural, preview
+from fabgen.lint.context import LintContext, MemoKey, plural, preview
 from fabgen.lint.finding import Hit, Location
 from fabgen.source import DataPath
 
@@ -41,9 +41,13 @@ class EnvItem:
     key_location: Location
 
 
+_ENV_ITEMS: MemoKey[list[EnvItem]] = MemoKey("NCCL env items")
+_ENV_ISSUES: MemoKey[list[tuple[EnvItem, str, VarIssue]]] = MemoKey("NCCL env issues")
+
+
 def env_items(ctx: LintContext) -> list[EnvItem]:
     """Hand-set spec variables, then deployed values that differ from the plan."""
-    cached = ctx.memo.env_items
+    cached = ctx.memo.get(_ENV_ITEMS)
     if cached is not None:
         return cached
     items = [
@@ -61,13 +65,13 @@ def env_items(ctx: LintContext) -> list[EnvItem]:
                         continue
                     where = Location(env.file, line, 1)
                     items.append(EnvItem(name, value, (host_name,), None, where, where))
-    ctx.memo.env_items = items
+    ctx.memo.put(_ENV_ITEMS, items)
     return items
 
 
 def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, VarIssue]]:
     """(item, rule code, VarIssue) for every issue of every item, computed once."""
-    cached = ctx.memo.env_issues
+    cached = ctx.memo.get(_ENV_ISSUES)
     if cached is not None:
         return cached
     from fabgen.targets.nccl.variables import KNOWN_VARS, OTHER_DOCUMENTED_VARS, check_nccl_var
@@ -88,7 +92,7 @@ def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, VarIssue]]:
             else:
                 code = "FG402" if issue.severity == "error" else "FG407"
             out.append((item, code, issue))
-    ctx.memo.env_issues = out
+    ctx.memo.put(_ENV_ISSUES, out)
     return out
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabgen.lint.context import OS_NAMES, LintContext, hosts_phrase
+from fabgen.lint.context import OS_NAMES, LintContext, MemoKey, hosts_phrase
 from fabgen.lint.finding import Hit
 from fabgen.plan.platforms import model_port_name
 from fabgen.source import DataPath
@@ -177,8 +177,11 @@ class _HcaUse:
     """Each host's NICs out of service."""
 
 
+_HCA_USES: MemoKey[list[_HcaUse]] = MemoKey("NCCL_IB_HCA uses")
+
+
 def _hca_uses(ctx: LintContext) -> list[_HcaUse]:
-    cached = ctx.memo.hca_uses
+    cached = ctx.memo.get(_HCA_USES)
     if cached is not None:
         return cached
     groups: dict[tuple[DataPath, str, str], _HcaUse] = {}
@@ -191,7 +194,7 @@ def _hca_uses(ctx: LintContext) -> list[_HcaUse]:
         use.hosts.append(host.name)
         use.out[host.name] = frozenset(n.name for n in host.nics if not n.in_service)
     uses = list(groups.values())
-    ctx.memo.hca_uses = uses
+    ctx.memo.put(_HCA_USES, uses)
     return uses
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fabgen.lint.context import LintContext, QosGroup, plural, preview
+from fabgen.lint.context import LintContext, MemoKey, QosGroup, plural, preview
 from fabgen.lint.finding import Hit
 from fabgen.source import DataPath
 
@@ -76,9 +76,12 @@ class NicSide:
         return f"the NICs of {plural(len(self.hosts), 'host')} ({preview(list(self.hosts))})"
 
 
+_NIC_SIDES: MemoKey[list[NicSide]] = MemoKey("nic sides")
+
+
 def nic_sides(ctx: LintContext) -> list[NicSide]:
     """The NIC settings in force, grouped by host; from each host's NIC intent when the planner made one."""
-    cached = ctx.memo.nic_sides
+    cached = ctx.memo.get(_NIC_SIDES)
     if cached is not None:
         return cached
     spec, qos = ctx.spec, ctx.plan.qos
@@ -109,7 +112,7 @@ def nic_sides(ctx: LintContext) -> list[NicSide]:
                 tuple(names))
         for (trust, pfc, cnp_, dcqcn), names in groups.items()
     ]
-    ctx.memo.nic_sides = sides
+    ctx.memo.put(_NIC_SIDES, sides)
     return sides
 
 
