@@ -30,9 +30,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+P = ParamSpec("P")
+T = TypeVar("T")
 sys.path.insert(0, str(ROOT))
 
 SCENARIOS = ("lab", "llama3-24k", "meta-24k", "131k", "262k", "floor")
@@ -57,9 +59,11 @@ def _spec_text(name: str) -> tuple[str, str]:
     raise SystemExit(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
 
 
-def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
+def _time(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> tuple[float, T]:
+    """Seconds ``fn(*args, **kwargs)`` took, and its result; arguments are bound at the call, not in a closure,
+    so no loop variable is captured late."""
     start = time.perf_counter()
-    result = fn()
+    result = fn(*args, **kwargs)
     return time.perf_counter() - start, result
 
 
@@ -67,10 +71,10 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     from fabgen.lint.engine import lint
     from fabgen.pipeline import __version__
     from fabgen.plan import build_plan
-    from fabgen.targets.registry import targets
-    from fabgen.targets.render import render_files
     from fabgen.source import load_source
     from fabgen.spec import validate_spec
+    from fabgen.targets.registry import targets
+    from fabgen.targets.render import render_files
     from fabgen.writer import write_tree
 
     file, text = _spec_text(name)
@@ -78,41 +82,40 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     for _ in range(repeat):
         gc.collect()
-        t, doc = _time(lambda: load_source(file, text=text))
+        t, doc = _time(load_source, file, text=text)
         samples.setdefault("load", []).append(t)
-        t, spec = _time(lambda: validate_spec(doc))
+        t, spec = _time(validate_spec, doc)
         samples.setdefault("validate", []).append(t)
-        t, fabric = _time(lambda: build_plan(spec, doc))
+        t, fabric = _time(build_plan, spec, doc)
         samples.setdefault("plan", []).append(t)
         if name == "floor":
             from bench.floor_eos import floor_files
-
             from fabgen.targets.environment import environment
             from fabgen.targets.eos.config import render_eos
 
             env = environment()
             eos_switches = [s for s in fabric.switches if s.os == "eos"]
-            t, files = _time(lambda: floor_files(fabric))
+            t, floor = _time(floor_files, fabric)
             samples.setdefault("eos by string joins (floor)", []).append(t)
-            t, _ = _time(lambda: [render_eos(env, fabric, s) for s in eos_switches])
+            t, _ = _time(list, (render_eos(env, fabric, s) for s in eos_switches))
             samples.setdefault("eos by templates", []).append(t)
-            t, (rendered, _) = _time(lambda: render_files(fabric, ["eos"]))
+            t, (rendered, _) = _time(render_files, fabric, ["eos"])
             samples.setdefault("eos target (templates + check)", []).append(t)
-            assert files == rendered, "floor must produce the same bytes as the eos target"
-            facts.update(files=len(files), bytes=sum(len(v) for v in files.values()))
+            assert floor == rendered, "floor must produce the same bytes as the eos target"
+            facts.update(files=len(floor), bytes=sum(len(v) for v in floor.values()))
             continue
         files: dict[str, str] = {}
         owners: dict[str, tuple[str, str]] = {}
         for target in targets():
-            t, (produced, owned) = _time(lambda: render_files(fabric, [target.name]))
+            t, (produced, owned) = _time(render_files, fabric, [target.name])
             samples.setdefault(f"render {target.name}", []).append(t)
             files.update(produced)
             owners.update(owned)
-        t, _ = _time(lambda: lint(spec, fabric))
+        t, _ = _time(lint, spec, fabric)
         samples.setdefault("lint", []).append(t)
         with tempfile.TemporaryDirectory(dir=os.environ.get("FABGEN_BENCH_TMP")) as tmp:
             out = Path(tmp) / "out"
-            t, _ = _time(lambda: write_tree(files, out, owners, {"fabgen_version": __version__}))
+            t, _ = _time(write_tree, files, out, owners, {"fabgen_version": __version__})
             samples.setdefault("write", []).append(t)
         facts.update(files=len(files), bytes=sum(len(v.encode()) for v in files.values()))
     gpus = sum(len(spec.host_profiles[h.profile].gpus) for h in fabric.hosts)

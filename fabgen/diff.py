@@ -109,8 +109,8 @@ def diff_specs(
 ) -> SpecDiff:
     """Render both specs (the chosen targets and devices) and group the differing files by device."""
     from fabgen.pipeline import plan_fabric
-    from fabgen.targets.render import render_files
     from fabgen.targets.registry import targets as all_targets
+    from fabgen.targets.render import render_files
 
     chosen = list(targets) if targets else None
     old_plan, new_plan = plan_fabric(old), plan_fabric(new)

@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fabgen.errors import FabgenError, Problem
 from fabgen.plan.addressing import room
+
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 SwitchOs = Literal["eos", "sonic", "cumulus"]
 OS_CHOICES: tuple[SwitchOs, ...] = ("eos", "sonic", "cumulus")
@@ -85,7 +88,7 @@ def starter_spec(
     uplinks = min(hosts, hosts_per_leaf)
     # The planner would pick one spine for a few hosts; two keep the fabric up when one fails.
     spine_count = 2 if not three_tier and uplinks >= 1 and leaves * math.ceil(uplinks / 2) <= _PORTS else None
-    context = {
+    context: dict[str, object] = {  # the template's variables
         "os": os, "os_title": kind.title, "model": kind.model, "asic": kind.asic, "mtu": kind.mtu,
         "hosts": hosts, "rails": rails, "cluster": name, "file": file, "command_args": command_args,
         "sockets": sockets, "slots": slots, "tiers": tiers, "spine_count": spine_count,
@@ -116,7 +119,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _template():  # type: ignore[no-untyped-def]
+def _template() -> Template:
     from jinja2 import Environment, StrictUndefined
 
     source = (Path(__file__).resolve().parent / "starter" / "spec.yaml.j2").read_text(encoding="utf-8")

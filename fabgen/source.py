@@ -215,7 +215,8 @@ def _expanded_size(root: Any) -> int:
     return size(root)
 
 
-def _to_plain(node: Any, path: DataPath, values: dict, keys: dict) -> Any:
+def _to_plain(node: Any, path: DataPath, values: dict[DataPath, tuple[int, int]],
+              keys: dict[DataPath, tuple[int, int]]) -> Any:
     """ruamel nodes -> dict/list/str/int/float/bool/None, recording positions."""
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}

@@ -18,8 +18,8 @@ import re
 import shutil
 import stat
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -208,7 +208,7 @@ def write_tree(
         _make_dirs(tmp, {str(PurePosixPath(rel).parent) for rel in encoded} - {"."})
         with ThreadPoolExecutor(max_workers=_IO_THREADS) as pool:
             same = list(pool.map(lambda item: _place(out_dir, tmp, *item), sorted(encoded.items())))
-        for rel, unchanged in zip(sorted(encoded), same):
+        for rel, unchanged in zip(sorted(encoded), same, strict=True):
             (result.unchanged if unchanged else result.written).append(rel)
         if out_dir.exists():
             _carry_over(out_dir, tmp, encoded, old_files, in_scope, all_owners, result)

@@ -19,6 +19,7 @@ a stale plan.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -308,10 +309,8 @@ def _replace(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, path.stat().st_mode & 0o7777)  # keep the mode an operator gave the old file
-        except FileNotFoundError:
-            pass
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -21,13 +21,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from fabgen.lint.config import LintConfig, config_for, find_config, load_config
-    from fabgen.lint.docs import explain, rules_markdown
-    from fabgen.lint.engine import LintResult, lint, run_lint
-    from fabgen.lint.finding import Finding, Location, Severity
-    from fabgen.lint.formats import FORMATS, format_findings
-    from fabgen.lint.registry import RULES, Rule, get_rule
+if TYPE_CHECKING:  # `X as X`: an explicit re-export, for type checkers (at run time __getattr__ imports)
+    from fabgen.lint.config import LintConfig as LintConfig
+    from fabgen.lint.config import config_for as config_for
+    from fabgen.lint.config import find_config as find_config
+    from fabgen.lint.config import load_config as load_config
+    from fabgen.lint.docs import explain as explain
+    from fabgen.lint.docs import rules_markdown as rules_markdown
+    from fabgen.lint.engine import LintResult as LintResult
+    from fabgen.lint.engine import lint as lint
+    from fabgen.lint.engine import run_lint as run_lint
+    from fabgen.lint.finding import Finding as Finding
+    from fabgen.lint.finding import Location as Location
+    from fabgen.lint.finding import Severity as Severity
+    from fabgen.lint.formats import FORMATS as FORMATS
+    from fabgen.lint.formats import format_findings as format_findings
+    from fabgen.lint.registry import RULES as RULES
+    from fabgen.lint.registry import Rule as Rule
+    from fabgen.lint.registry import get_rule as get_rule
 
 _EXPORTS: dict[str, str] = {
     "FORMATS": "formats",

@@ -76,7 +76,7 @@ class LintConfig:
         level = self.severity.get(rule.code)
         if level == "off" or not self.enabled(rule):
             return None
-        return level if level in SEVERITIES else rule.severity  # type: ignore[return-value]
+        return level if level in SEVERITIES else rule.severity
 
     def override(self, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
                  strict: bool | None = None) -> LintConfig:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from fabgen.lint.finding import Location
 from fabgen.source import DataPath, format_path
@@ -40,6 +40,45 @@ def plural(count: int, word: str) -> str:
 def hosts_phrase(hosts: Sequence[str]) -> str:
     """``host lab01`` or ``3 hosts (lab01, lab02, lab03)``."""
     return f"host {hosts[0]}" if len(hosts) == 1 else f"{len(hosts)} hosts ({preview(hosts)})"
+
+
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)  # a key of list[X] is a key of object: the dict below holds all
+
+
+@dataclass(frozen=True, eq=False)
+class MemoKey(Generic[_T_co]):
+    """One slot of :attr:`LintContext.memo`, declared by the rule module that fills it, typed by what it holds.
+
+    The key object itself (identity, not ``name``) is the key, so two modules cannot collide on a string, and the
+    context needs no import of the rules' result types (rules import the context, never the reverse).
+    """
+
+    name: str
+    """For debugging only."""
+
+
+class LintMemo:
+    """Values several rules of one family compute once per run and share, each under its owner's :class:`MemoKey`.
+
+    The ``cast`` on reading is the typed boundary: a value is only ever stored through :meth:`put` or
+    :meth:`setdefault` under a key of its own type, so reading it back as that type is sound.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[MemoKey[object], object] = {}
+
+    def get(self, key: MemoKey[_T]) -> _T | None:
+        return cast("_T | None", self._values.get(key))
+
+    def put(self, key: MemoKey[_T], value: _T) -> _T:
+        self._values[key] = value
+        return value
+
+    def setdefault(self, key: MemoKey[_T], default: _T) -> _T:
+        return cast("_T", self._values.setdefault(key, default))
 
 
 OS_NAMES = {"eos": "an EOS", "sonic": "a SONiC", "cumulus": "a Cumulus"}
@@ -89,7 +128,7 @@ class LintContext:
         self.file = self.doc.file if self.doc is not None else "<spec>"
         self.wiring = wiring
         self.deployed = deployed
-        self.memo: dict[str, object] = {}
+        self.memo = LintMemo()
         """Per-run cache for values several rules of one family share."""
         self._envs: dict[str, dict[str, str]] = {}
 

@@ -26,9 +26,9 @@ from fabgen.wiring import (
     ObservedLink,
     device_name_from_path,
     is_cabling_csv,
-    wiring_files,
     read_cabling_csv,
     read_lldp,
+    wiring_files,
 )
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class Names:
 def normalise(evidence: Evidence, plan: FabricPlan) -> Observed:
     """Evidence in the plan's names, one link per cable."""
     names = Names(plan)
-    planned = {(l.a_device, l.a_port) for l in plan.links} | {(l.b_device, l.b_port) for l in plan.links}
+    planned = {(k.a_device, k.a_port) for k in plan.links} | {(k.b_device, k.b_port) for k in plan.links}
     links = []
     for link in evidence.links:
         if (link.local_device, link.local_port) in planned and (link.remote_device, link.remote_port) in planned:

@@ -250,7 +250,7 @@ class StableAddresses:
                 firsts[position] = candidate
         out = []
         pack, ntoa = _PACK, socket.inet_ntoa
-        for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts):
+        for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts, strict=True):
             length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
             out.append(Link(a, ap, b, bp, role, rail, speed,
                             f"{ntoa(pack(first + 1))}/31", f"{ntoa(pack(first))}/31", explicit, length))

@@ -24,7 +24,7 @@ from fabgen.plan.model import (
     Switch,
     SwitchPort,
 )
-from fabgen.plan.nic import firmware_intents
+from fabgen.plan.nic import NicIntentMemo, firmware_intents
 from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.platforms import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
@@ -82,7 +82,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         if link.role == "host-leaf":
             host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
-    nic_memo: dict[object, object] = {}
+    nic_memo: NicIntentMemo = {}
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),

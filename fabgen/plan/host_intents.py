@@ -7,7 +7,7 @@ host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
 from __future__ import annotations
 
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
-from fabgen.plan.nic import host_nic_intent
+from fabgen.plan.nic import NicIntentMemo, host_nic_intent
 from fabgen.plan.qos import traffic_class
 from fabgen.spec import ClusterSpec
 from fabgen.spec.hosts import HostOverride
@@ -21,7 +21,7 @@ def topology_file_path(spec: ClusterSpec) -> str:
 
 def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, override: HostOverride | None,
               pod: int, mgmt: str | None, host_links: dict[tuple[str, str], Link], qos: QosIntent,
-              memo: dict[object, object] | None = None) -> Host:
+              memo: NicIntentMemo | None = None) -> Host:
     profile = spec.host_profiles[profile_name]
     out = set(override.nics_out_of_service) if override else set()
     ordered = profile.backend_nics() + [n for n in profile.nics if n.rail is None]

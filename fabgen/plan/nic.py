@@ -62,13 +62,17 @@ def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple
         total = sum(bandwidth[tc] for tc in weighted) or 1
         shares = [bandwidth[tc] * 100 // total if bandwidth[tc] else 100 // len(weighted) for tc in weighted]
         shares[0] += 100 - sum(shares)
-        for tc, share in zip(weighted, shares):
+        for tc, share in zip(weighted, shares, strict=True):
             bandwidth[tc] = share
     return prio_tc, tuple(tsa), tuple(bandwidth)
 
 
+NicIntentMemo = dict[object, HostNicIntent | None]
+"""One plan's shared NIC intents, keyed by what of a host's NICs the intent depends on (see host_nic_intent)."""
+
+
 def host_nic_intent(spec: ClusterSpec, host: str, nics: tuple[HostNic, ...], qos: QosIntent,
-                    memo: dict[object, HostNicIntent | None] | None = None) -> HostNicIntent | None:
+                    memo: NicIntentMemo | None = None) -> HostNicIntent | None:
     """``memo`` (one per plan) shares the intent of hosts whose NICs are the same: only the name differs."""
     if memo is not None:
         key = (id(qos), tuple((n.name, n.netdev, n.pci, n.rail, n.port, n.in_service) for n in nics))

@@ -418,7 +418,7 @@ class HostNicIntent:
         """
         _check(bool(_HOST.match(host)), f"host name {host!r} is not safe in a script")
         twin = object.__new__(HostNicIntent)
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in self.__slots__:
             object.__setattr__(twin, name, getattr(self, name))
         object.__setattr__(twin, "host", host)
         return twin
@@ -530,8 +530,8 @@ class FirmwareIntent:
             _check(name not in seen, f"{name!r} given twice")
             seen.add(name)
             _check_range(name, value, param.minimum, param.maximum)
-        for _, value in self.port_settings():
-            _check(bool(_NV_VALUE.match(value)), f"mlxconfig value {value!r} is not safe")
+        for _, setting in self.port_settings():
+            _check(bool(_NV_VALUE.match(setting)), f"mlxconfig value {setting!r} is not safe")
 
     def port_settings(self) -> tuple[tuple[str, str], ...]:
         """(NV name without ``_Pn``, value) for each port, in the order they are set."""

@@ -111,7 +111,7 @@ def apply_pins(spec: ClusterSpec, doc: SourceDoc | None, addresses: StableAddres
         if pool is None:
             problems.append(pin.where(f"{pin.device}: mgmt pinned, but fabric.addressing.mgmt is not set"))
             continue
-        if pin.address not in pool or pin.address in (pool.network_address, pool.broadcast_address) and pool.prefixlen < 31:
+        if pin.address not in pool or (pin.address in (pool.network_address, pool.broadcast_address) and pool.prefixlen < 31):
             problems.append(pin.where(f"{pin.device}: {pin.field} {pin.address} is outside its pool {pool}"))
             continue
         chosen[(final, pin.field)] = pin

@@ -39,7 +39,7 @@ class Tier(SpecModel):
     model: Token
     ports: Annotated[int, Field(ge=4, le=2048)]
     """Radix: front-panel ports at ``speed``."""
-    speed: Speed = "400G"
+    speed: Speed = "400G"  # type: ignore[assignment]  # spec text; validate_default parses it to 400
     count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Force the number of switches (per pod for spines of a 3-tier fabric) instead of the fewest that fit."""
     asic: Token | None = None

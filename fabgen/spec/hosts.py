@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from fabgen.spec.host_network import BackendNetwork
 from fabgen.spec.common import BusId, CpuList, Description, Name, Netdev, RdmaDevice, SpecModel, pattern_fields
+from fabgen.spec.host_network import BackendNetwork
 from fabgen.spec.nccl import NcclEnv
 from fabgen.units import Speed
 
@@ -58,7 +59,7 @@ class Nic(SpecModel):
     numa: Annotated[int, Field(ge=0, le=63)]
     rail: Annotated[int, Field(ge=0, le=63)] | None = None
     """Backend rail this NIC is cabled to; omit for a NIC outside the RoCE fabric."""
-    speed: Speed = "400G"
+    speed: Speed = "400G"  # type: ignore[assignment]  # spec text; validate_default parses it to 400
     port: Annotated[int, Field(ge=1, le=8)] = 1
     """RDMA port number used by NCCL (``mlx5_0:1``)."""
     link: PciLink = PciLink()
@@ -97,9 +98,10 @@ class HostProfile(SpecModel):
         _unique([g.index for g in self.gpus], "GPU index")
         _unique([n.name for n in self.nics], "NIC name")
         _unique([n.netdev for n in self.nics], "NIC netdev")
-        _unique([d.pci for d in (*self.gpus, *self.nics)] + [s.busid for s in self.pcie_switches], "PCI bus id")
+        pci_devices: tuple[Gpu | Nic, ...] = (*self.gpus, *self.nics)
+        _unique([d.pci for d in pci_devices] + [s.busid for s in self.pcie_switches], "PCI bus id")
         _unique([s.name for s in self.pcie_switches], "PCIe switch name")
-        for device in (*self.gpus, *self.nics, *self.pcie_switches):
+        for device in (*pci_devices, *self.pcie_switches):
             if device.numa not in numas:
                 label = getattr(device, "name", None) or f"GPU {getattr(device, 'index', '?')}"
                 raise ValueError(f"{label} is on NUMA node {device.numa}, which has no entry in 'cpus'")
@@ -183,8 +185,8 @@ class HostGroup(SpecModel):
         return [f"{head}{str(i).zfill(width)}{tail}" for i in range(self.start, self.start + self.count)]
 
 
-def _unique(values: list, what: str) -> None:
-    seen = set()
+def _unique(values: Sequence[Hashable], what: str) -> None:
+    seen: set[Hashable] = set()
     for value in values:
         if value in seen:
             raise ValueError(f"{what} {value} appears more than once")

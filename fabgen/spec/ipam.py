@@ -100,7 +100,7 @@ def _csv(file: str, text: str) -> list[IpamRow]:
             continue
         if len(cells) != len(names):
             raise SpecError([Problem(f"row has {len(cells)} cells, the header {len(names)}", file=file, line=line, col=1)])
-        record = dict(zip(names, (c.strip() for c in cells)))
+        record = dict(zip(names, (c.strip() for c in cells), strict=True))
         device = record["device"]
         if not _valid_device(device):
             raise SpecError([Problem(f"{device!r} is not a device name", file=file, line=line, col=1)])

@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 
 from fabgen.errors import Problem
-from fabgen.targets.nccl.variables import check_nccl_var, nccl_strtoll
 from fabgen.source import DataPath, SourceDoc
 from fabgen.spec.cluster import ClusterSpec
+from fabgen.targets.nccl.variables import check_nccl_var, nccl_strtoll
 
 _LEADING_ZERO = re.compile(r"[+-]?0[0-9][0-9_]*")
 """An unquoted YAML integer written with a leading zero (``0106``), not ``0``/``0x..``/``0o..``."""

@@ -8,6 +8,8 @@ be planned from such a spec.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fabgen.errors import Problem
 from fabgen.source import DataPath, SourceDoc, format_path
 from fabgen.spec.cluster import ClusterSpec
@@ -48,8 +50,8 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
     total = 0
     for gindex, group in enumerate(spec.hosts):
         gpath: DataPath = ("hosts", gindex)
-        profile = spec.host_profiles.get(group.profile)
-        if profile is None:
+        group_profile = spec.host_profiles.get(group.profile)
+        if group_profile is None:
             report(f"host group names profile {group.profile!r}, which is not in host_profiles "
                    f"(have: {', '.join(sorted(spec.host_profiles))})", (*gpath, "profile"))
         total += group.count if group.count is not None else len(group.names or [])
@@ -67,21 +69,21 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
             opath = (*gpath, "overrides", host)
             if host not in name_set:
                 report(f"override for host {host}, which this group does not define", opath, key=True)
-            if profile is not None:
-                nic_names = {n.name for n in profile.nics}
-                for nindex, nic in enumerate(override.nics_out_of_service):
-                    if nic not in nic_names:
-                        report(f"NIC {nic} is not in profile {group.profile} (has: {', '.join(sorted(nic_names))})",
+            if group_profile is not None:
+                nic_names = {n.name for n in group_profile.nics}
+                for nindex, out_nic in enumerate(override.nics_out_of_service):
+                    if out_nic not in nic_names:
+                        report(f"NIC {out_nic} is not in profile {group.profile} (has: {', '.join(sorted(nic_names))})",
                                (*opath, "nics_out_of_service", nindex))
 
     problems.extend(check_nccl_env(spec, doc))
     _check_classes(spec.qos, ("qos",), report)
-    for oindex, override in enumerate(spec.fabric.switch_overrides):
-        _check_classes(override.qos, ("fabric", "switch_overrides", oindex, "qos"), report)
+    for oindex, switch_override in enumerate(spec.fabric.switch_overrides):
+        _check_classes(switch_override.qos, ("fabric", "switch_overrides", oindex, "qos"), report)
     return problems
 
 
-def _check_classes(qos: QosPolicy, path: DataPath, report) -> None:  # type: ignore[no-untyped-def]
+def _check_classes(qos: QosPolicy, path: DataPath, report: Callable[[str, DataPath], None]) -> None:
     roles = [name for name, c in qos.classes.items() if c.role == "roce"]
     if len(roles) != 1:
         report(f"exactly one traffic class needs role: roce (found {len(roles)}: {', '.join(roles) or 'none'})",

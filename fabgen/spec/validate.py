@@ -88,10 +88,8 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[DataPath, bool]:
     node = data
     tagged = False
     for index, part in enumerate(loc):
-        if isinstance(node, dict) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             path.append(part)
             node = node[part]
         elif index == len(loc) - 1 and isinstance(node, dict):

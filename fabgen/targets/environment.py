@@ -19,8 +19,8 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from fabgen._resources import resource_dir
-from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
 from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
+from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
 
 HOST_NET_FILTERS = {"yaml_str": yaml_str, "keyfile_value": keyfile_value, "comment_text": comment_text}
 

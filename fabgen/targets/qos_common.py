@@ -42,7 +42,9 @@ def from_intent(qos: QosIntent) -> CommonQos:
     return CommonQos(
         dscp_to_tc=tuple(qos.dscp_to_priority),
         lossless=frozenset(qos.lossless_priorities),
-        ecn=tuple(sorted((c.queue, c.ecn_min, c.ecn_max, c.ecn_probability) for c in qos.classes if c.ecn_min is not None)),
+        # The planner sets the three ECN fields together (from one spec ``ecn:``); testing all three lets mypy see it.
+        ecn=tuple(sorted((c.queue, c.ecn_min, c.ecn_max, c.ecn_probability) for c in qos.classes
+                         if c.ecn_min is not None and c.ecn_max is not None and c.ecn_probability is not None)),
         strict=frozenset(c.queue for c in qos.classes if c.strict),
         weights=tuple(sorted((c.queue, c.weight) for c in qos.classes if c.weight is not None)),
         watchdog=(True, qos.watchdog.detect_ms, qos.watchdog.restore_ms, qos.watchdog.action)

@@ -21,9 +21,9 @@ from fabgen.targets import cabling, install
 from fabgen.targets.avd import target as avd
 from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
-from fabgen.targets.k8s import labels as k8s_labels
 from fabgen.targets.hostnet import boot as hostboot
 from fabgen.targets.hostnet import config as hostnet
+from fabgen.targets.k8s import labels as k8s_labels
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl import topo as nccl_topo

@@ -6,8 +6,8 @@ import multiprocessing
 import os
 import traceback
 from collections.abc import Iterable, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from jinja2 import TemplateError, TemplateNotFound, TemplateSyntaxError
 
@@ -16,7 +16,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.environment import environment
-from fabgen.targets.registry import devices_of, device_matches, select_targets
+from fabgen.targets.registry import device_matches, devices_of, select_targets
 
 
 def render_files(

@@ -10,6 +10,7 @@ re-raises, so a failed ``up`` leaves nothing behind either.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import pwd
@@ -274,10 +275,8 @@ def down(state: TwinState) -> DownResult:
             result.problems.append(f"{change.key}: {exc.strerror}")
     if not result.problems:
         shutil.rmtree(state.directory, ignore_errors=True)
-        try:
+        with contextlib.suppress(OSError):
             state.directory.parent.rmdir()  # /run/fabgen-twin itself, once no twin is left in it
-        except OSError:
-            pass
     else:
         state.status = "down-incomplete"
         state.save()

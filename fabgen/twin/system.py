@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,17 +207,13 @@ def stop(procs: Sequence[Proc], *, timeout: float = 5.0) -> list[Proc]:
     for p in mine:
         child = _children.pop(p.pid, None)
         if child is not None:
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                pass
     return [p for p in mine if alive(p)]
 
 
 def _signal(proc: Proc, sig: signal.Signals) -> None:
     if start_time(proc.pid) != proc.start:
         return  # gone, or the pid now belongs to someone else
-    try:
+    with suppress(ProcessLookupError):
         os.kill(proc.pid, sig)
-    except ProcessLookupError:
-        pass

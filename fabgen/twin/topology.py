@@ -147,7 +147,7 @@ def twin_topology(fabric: FabricPlan, prefix: str) -> TwinTopology:
     nodes: list[Node] = [
         Node(s.name, "switch", netns[s.name], s.loopback, tuple(ifaces[s.name])) for s in fabric.switches
     ]
-    uplink = {(l.a_device, l.a_port): l for l in fabric.links}
+    uplink = {(link.a_device, link.a_port): link for link in fabric.links}
     for host in fabric.hosts:
         routes: list[HostRoute] = []
         for nic in host.nics:

@@ -46,7 +46,7 @@ def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]
     out: list[tuple[str, str]] = []
     d, e = deployed, expected
     if d.dscp_to_tc != e.dscp_to_tc:  # type: ignore[attr-defined]
-        moved = [f"DSCP {i} -> TC {a} (plan {b})" for i, (a, b) in enumerate(zip(d.dscp_to_tc, e.dscp_to_tc))  # type: ignore[attr-defined]
+        moved = [f"DSCP {i} -> TC {a} (plan {b})" for i, (a, b) in enumerate(zip(d.dscp_to_tc, e.dscp_to_tc, strict=False))  # type: ignore[attr-defined]
                  if a != b]
         out.append(("dscp_to_tc", "DSCP map: " + ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")))
     if d.lossless != e.lossless:  # type: ignore[attr-defined]

@@ -12,13 +12,16 @@ own variables; these rules then see only what validation let through.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fabgen.lint.context import LintContext, plural, preview
+from fabgen.lint.context import LintContext, MemoKey, plural, preview
 from fabgen.lint.finding import Hit, Location
 from fabgen.source import DataPath
+
+if TYPE_CHECKING:
+    from fabgen.targets.nccl.variables import VarIssue
 
 AR_MODES = ("dlb", "spray")
 """Load-balancing modes in which switches may send one flow's packets over several paths."""
@@ -38,11 +41,15 @@ class EnvItem:
     key_location: Location
 
 
+_ENV_ITEMS: MemoKey[list[EnvItem]] = MemoKey("NCCL env items")
+_ENV_ISSUES: MemoKey[list[tuple[EnvItem, str, VarIssue]]] = MemoKey("NCCL env issues")
+
+
 def env_items(ctx: LintContext) -> list[EnvItem]:
     """Hand-set spec variables, then deployed values that differ from the plan."""
-    cached = ctx.memo.get("env_items")
+    cached = ctx.memo.get(_ENV_ITEMS)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     items = [
         EnvItem(name, value, tuple(hosts), path, ctx.at(path), ctx.at(path, key=True))
         for path, name, value, hosts in ctx.hand_set_env()
@@ -58,18 +65,18 @@ def env_items(ctx: LintContext) -> list[EnvItem]:
                         continue
                     where = Location(env.file, line, 1)
                     items.append(EnvItem(name, value, (host_name,), None, where, where))
-    ctx.memo["env_items"] = items
+    ctx.memo.put(_ENV_ITEMS, items)
     return items
 
 
-def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, object]]:
+def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, VarIssue]]:
     """(item, rule code, VarIssue) for every issue of every item, computed once."""
-    cached = ctx.memo.get("env_issues")
+    cached = ctx.memo.get(_ENV_ISSUES)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     from fabgen.targets.nccl.variables import KNOWN_VARS, OTHER_DOCUMENTED_VARS, check_nccl_var
 
-    out: list[tuple[EnvItem, str, object]] = []
+    out: list[tuple[EnvItem, str, VarIssue]] = []
     version = ctx.spec.nccl.version
     for item in env_items(ctx):
         known = item.name in KNOWN_VARS
@@ -85,7 +92,7 @@ def _issues(ctx: LintContext) -> list[tuple[EnvItem, str, object]]:
             else:
                 code = "FG402" if issue.severity == "error" else "FG407"
             out.append((item, code, issue))
-    ctx.memo["env_issues"] = out
+    ctx.memo.put(_ENV_ISSUES, out)
     return out
 
 
@@ -113,8 +120,8 @@ def _hits(ctx: LintContext, code: str, *, at_key: bool = False) -> Iterator[Hit]
             continue
         where = "" if item.path is None or len(item.hosts) == len(ctx.plan.hosts) else \
             f" (on {plural(len(item.hosts), 'host')}: {preview(list(item.hosts))})"
-        hint = issue.hint or _DEFAULT_HINTS[code]  # type: ignore[attr-defined]
-        yield Hit(_unshown(f"{issue.message}{where}", item),  # type: ignore[attr-defined]
+        hint = issue.hint or _DEFAULT_HINTS[code]
+        yield Hit(_unshown(f"{issue.message}{where}", item),
                   item.key_location if at_key else item.location, _unshown(hint, item))
 
 

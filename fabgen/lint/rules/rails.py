@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fabgen.lint.context import OS_NAMES, LintContext, hosts_phrase
+from fabgen.lint.context import OS_NAMES, LintContext, MemoKey, hosts_phrase
 from fabgen.lint.finding import Hit
 from fabgen.plan.platforms import model_port_name
 from fabgen.source import DataPath
+
+if TYPE_CHECKING:
+    from fabgen.plan.model import Link
+    from fabgen.spec.hosts import HostProfile, Nic
+    from fabgen.targets.nccl.variables import IfEntry
 
 
 def rail_crossing(ctx: LintContext) -> Iterator[Hit]:
@@ -82,7 +88,7 @@ def port_double_cabled(ctx: LintContext) -> Iterator[Hit]:
         )
 
 
-def _peer(link, device: str, port: str) -> str:  # type: ignore[no-untyped-def]
+def _peer(link: Link, device: str, port: str) -> str:
     if (link.a_device, link.a_port) == (device, port):
         return f"{link.b_device}:{link.b_port}"
     return f"{link.a_device}:{link.a_port}"
@@ -151,9 +157,9 @@ def host_missing_rail(ctx: LintContext) -> Iterator[Hit]:
         for nic in host.nics:
             if nic.rail is not None and nic.in_service and nic.leaf is None:
                 groups.setdefault((ctx.host_path(host), nic.rail, f"{nic.name} ({nic.netdev})"), []).append(host.name)
-    for (path, rail, nic), hosts in groups.items():
+    for (path, rail, nic_label), hosts in groups.items():
         yield Hit(
-            f"no link on rail {rail} for {hosts_phrase(hosts)}: NIC {nic} is in service but not cabled",
+            f"no link on rail {rail} for {hosts_phrase(hosts)}: NIC {nic_label} is in service but not cabled",
             ctx.at(path),
             "cable the NIC, or list it in nics_out_of_service for these hosts",
         )
@@ -171,10 +177,13 @@ class _HcaUse:
     """Each host's NICs out of service."""
 
 
+_HCA_USES: MemoKey[list[_HcaUse]] = MemoKey("NCCL_IB_HCA uses")
+
+
 def _hca_uses(ctx: LintContext) -> list[_HcaUse]:
-    cached = ctx.memo.get("hca_uses")
+    cached = ctx.memo.get(_HCA_USES)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     groups: dict[tuple[DataPath, str, str], _HcaUse] = {}
     for host in ctx.plan.hosts:
         path = ctx.env_path(host, "NCCL_IB_HCA")
@@ -185,11 +194,11 @@ def _hca_uses(ctx: LintContext) -> list[_HcaUse]:
         use.hosts.append(host.name)
         use.out[host.name] = frozenset(n.name for n in host.nics if not n.in_service)
     uses = list(groups.values())
-    ctx.memo["hca_uses"] = uses
+    ctx.memo.put(_HCA_USES, uses)
     return uses
 
 
-def _matches(entry, nic, exact: bool) -> bool:  # type: ignore[no-untyped-def]
+def _matches(entry: IfEntry, nic: Nic, exact: bool) -> bool:
     name_ok = nic.name == entry.name if exact else nic.name.startswith(entry.name)
     return name_ok and entry.port in (-1, nic.port)
 
@@ -301,7 +310,7 @@ def nic_gpu_locality(ctx: LintContext) -> Iterator[Hit]:
                 )
 
 
-def _entries_in_use(ctx: LintContext) -> Iterator[tuple[_HcaUse, list[tuple[object, object]]]]:
+def _entries_in_use(ctx: LintContext) -> Iterator[tuple[_HcaUse, list[tuple[IfEntry, Nic]]]]:
     """(use, [(entry, profile NIC)]) for exact-name, non-exclude hand-set lists."""
     from fabgen.targets.nccl.variables import parse_if_list
 
@@ -310,7 +319,7 @@ def _entries_in_use(ctx: LintContext) -> Iterator[tuple[_HcaUse, list[tuple[obje
         if parsed.exclude:
             continue
         nics = ctx.spec.host_profiles[use.profile].nics
-        pairs = []
+        pairs: list[tuple[IfEntry, Nic]] = []
         for entry in parsed.entries:
             for nic in nics:
                 if _matches(entry, nic, parsed.exact):
@@ -345,12 +354,12 @@ def hca_rail_mismatch(ctx: LintContext) -> Iterator[Hit]:
         return
     for use, pairs in _entries_in_use(ctx):
         for entry, nic in pairs:
-            if entry.rail >= 0 and nic.rail is not None and entry.rail != nic.rail:  # type: ignore[attr-defined]
+            if entry.rail >= 0 and nic.rail is not None and entry.rail != nic.rail:
                 yield Hit(
-                    f"NCCL_IB_HCA on {hosts_phrase(use.hosts)} gives {nic.name} rail "  # type: ignore[attr-defined]
-                    f"{entry.rail}, but profile {use.profile} cables it to rail {nic.rail}",  # type: ignore[attr-defined]
+                    f"NCCL_IB_HCA on {hosts_phrase(use.hosts)} gives {nic.name} rail "
+                    f"{entry.rail}, but profile {use.profile} cables it to rail {nic.rail}",
                     ctx.at(use.path, key=True),
-                    f"write {nic.name}:{nic.port}:{nic.rail}",  # type: ignore[attr-defined]
+                    f"write {nic.name}:{nic.port}:{nic.rail}",
                 )
 
 
@@ -375,9 +384,9 @@ def hca_rail_order(ctx: LintContext) -> Iterator[Hit]:
         rail order.
     """
     for use, pairs in _entries_in_use(ctx):
-        rails = [nic.rail for _, nic in pairs if nic.rail is not None]  # type: ignore[attr-defined]
+        rails = [nic.rail for _, nic in pairs if nic.rail is not None]
         if rails != sorted(rails):
-            order = ", ".join(f"{nic.name} (rail {nic.rail})" for _, nic in pairs if nic.rail is not None)  # type: ignore[attr-defined]
+            order = ", ".join(f"{nic.name} (rail {nic.rail})" for _, nic in pairs if nic.rail is not None)
             yield Hit(
                 f"NCCL_IB_HCA on {hosts_phrase(use.hosts)} lists NICs out of rail "
                 f"order: {order}",
@@ -386,10 +395,10 @@ def hca_rail_order(ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-def _rail_gpus(profile, rails: int) -> tuple[tuple[int, ...], ...]:  # type: ignore[no-untyped-def]
+def _rail_gpus(profile: HostProfile, rails: int) -> tuple[tuple[int, ...], ...]:
     """For each rail, the GPUs local to its NIC: same PCIe switch when described, else same NUMA node."""
     by_switch = {n: set(s.gpus) for s in profile.pcie_switches for n in s.nics}
-    out = []
+    out: list[tuple[int, ...]] = []
     for rail in range(rails):
         nic = next((n for n in profile.nics if n.rail == rail), None)
         if nic is None:

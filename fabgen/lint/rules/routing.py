@@ -141,7 +141,7 @@ def neighbor_missing(ctx: LintContext) -> Iterator[Hit]:
             continue
         if len(switch.bgp.neighbors) == expected and all(
                 n.port == p.name and n.peer_device == p.peer_device and n.address == p.peer_address
-                for n, p in zip(switch.bgp.neighbors, (q for q in switch.ports if q.peer_kind == "switch"))):
+                for n, p in zip(switch.bgp.neighbors, (q for q in switch.ports if q.peer_kind == "switch"), strict=False)):
             continue
         sessions = {(n.port, n.peer_device, n.address) for n in switch.bgp.neighbors}
         for port in switch.ports:

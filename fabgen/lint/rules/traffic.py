@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fabgen.lint.context import LintContext, QosGroup, plural, preview
+from fabgen.lint.context import LintContext, MemoKey, QosGroup, plural, preview
 from fabgen.lint.finding import Hit
 from fabgen.source import DataPath
 
@@ -76,15 +76,19 @@ class NicSide:
         return f"the NICs of {plural(len(self.hosts), 'host')} ({preview(list(self.hosts))})"
 
 
+_NIC_SIDES: MemoKey[list[NicSide]] = MemoKey("nic sides")
+
+
 def nic_sides(ctx: LintContext) -> list[NicSide]:
     """The NIC settings in force, grouped by host; from each host's NIC intent when the planner made one."""
-    cached = ctx.memo.get("nic_sides")
+    cached = ctx.memo.get(_NIC_SIDES)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     spec, qos = ctx.spec, ctx.plan.qos
     nic = spec.nic
     trust_path = ("nic", "trust") if nic.trust is not None else ("qos", "trust")
     pfc_path: DataPath = ("nic", "pfc_priorities") if nic.pfc_priorities is not None else ("qos", "classes", qos.roce.name, "lossless")
+    cnp_path: DataPath
     if nic.cnp is not None:
         cnp, cnp_path = (nic.cnp.dscp, nic.cnp.priority), ("nic", "cnp")
     elif qos.cnp is not None and qos.cnp.dscps:
@@ -108,7 +112,7 @@ def nic_sides(ctx: LintContext) -> list[NicSide]:
                 tuple(names))
         for (trust, pfc, cnp_, dcqcn), names in groups.items()
     ]
-    ctx.memo["nic_sides"] = sides
+    ctx.memo.put(_NIC_SIDES, sides)
     return sides
 
 
@@ -216,7 +220,7 @@ def nccl_tc_mismatch(ctx: LintContext) -> Iterator[Hit]:
         Remove the hand-set value (fabgen derives it: 106 for DSCP 26 with ECN),
         or set ``DSCP * 4 + 2`` with ECN marking, ``DSCP * 4`` without.
     """
-    from fabgen.plan.host_intents import traffic_class
+    from fabgen.plan.qos import traffic_class
 
     roce = ctx.plan.qos.roce
     expected = traffic_class(ctx.spec, ctx.plan.qos)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from fabgen.bounded import MAX_WIRING_BYTES, read_text
 from fabgen.errors import FabgenError
-from fabgen.lint.context import LintContext
+from fabgen.lint.context import LintContext, MemoKey
 from fabgen.lint.finding import Hit, Location
 from fabgen.plan.model import Link
 from fabgen.wiring import ObservedLink
@@ -60,13 +60,17 @@ def _other(link: Link, end: End) -> End:
     return b if end == a else a
 
 
+_REPORT: MemoKey[WiringReport] = MemoKey("wiring report")
+_EVIDENCE_LINES: MemoKey[dict[str, list[str]]] = MemoKey("wiring evidence lines by path")
+
+
 def analyse(ctx: LintContext) -> WiringReport | None:
     """Compare ``ctx.wiring`` with the plan once per run (see the module docstring)."""
     if ctx.wiring is None:
         return None
-    cached = ctx.memo.get("wiring_report")
+    cached = ctx.memo.get(_REPORT)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     from fabgen.plan.platforms import model_port_index
 
     plan = ctx.plan
@@ -135,12 +139,12 @@ def analyse(ctx: LintContext) -> WiringReport | None:
             continue
         if a[0] in reporters or b[0] in reporters:
             report.missing.append(link)
-    ctx.memo["wiring_report"] = report
+    ctx.memo.put(_REPORT, report)
     return report
 
 
 def _lines(ctx: LintContext, path: str) -> list[str]:
-    cache: dict[str, list[str]] = ctx.memo.setdefault("evidence_lines", {})  # type: ignore[assignment]
+    cache = ctx.memo.setdefault(_EVIDENCE_LINES, {})
     if path not in cache:
         try:
             cache[path] = read_text(path, MAX_WIRING_BYTES, what="wiring file", bom=True).splitlines()

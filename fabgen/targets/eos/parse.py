@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TypedDict
 
 from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
 
@@ -171,7 +172,17 @@ def parse_eos_qos(text: str) -> CommonQos:
     return CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtus[0] if mtus else 0, **profile)
 
 
-def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) -> dict[str, object]:
+class _Profile(TypedDict):
+    """The :class:`CommonQos` fields one ``qos profile`` block sets (typed, so ``CommonQos(**profile)`` is checked)."""
+
+    lossless: frozenset[int]
+    ecn: tuple[tuple[int, int, int, int], ...]
+    strict: frozenset[int]
+    weights: tuple[tuple[int, int], ...]
+    watchdog: tuple[bool, int, int, str]
+
+
+def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) -> _Profile:
     pfc_on = False
     no_drop: set[int] = set()
     watchdog = False

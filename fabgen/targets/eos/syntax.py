@@ -38,8 +38,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from decimal import Decimal
+from functools import lru_cache
 
 INDENT = 3
 """EOS indents each configuration mode by three spaces."""

@@ -16,8 +16,8 @@ import jinja2
 from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import Host
 from fabgen.plan.nic_intent import FirmwareIntent, HostNicIntent
-from fabgen.targets.environment import environment, shell_quote
 from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.environment import environment, shell_quote
 
 __all__ = ["FIRMWARE_TARGET", "TARGET", "render_firmware_script", "render_nic_script", "shell_quote"]
 

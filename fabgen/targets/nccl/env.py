@@ -11,9 +11,9 @@ changes no byte.
 from __future__ import annotations
 
 from fabgen.errors import FabgenError, Problem
-from fabgen.targets.nccl.conf import format_nccl_conf, format_systemd_env, nccl_conf_problems, parse_systemd_env_located
 from fabgen.plan.model import Host
 from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.nccl.conf import format_nccl_conf, format_systemd_env, nccl_conf_problems, parse_systemd_env_located
 
 
 def conf_path(host: str) -> str:

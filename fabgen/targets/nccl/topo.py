@@ -11,9 +11,9 @@ from __future__ import annotations
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
 from fabgen.plan.topology import topology_intent
-from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
-from fabgen.targets.base import RenderContext, Target
 from fabgen.source import spec_problem
+from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
 
 TEMPLATE = "nccl/nccl-topo.xml.j2"
 

@@ -406,9 +406,8 @@ class _NcclScanner:
     # -- the tree: rules over the nodes NCCL keeps ----------------------------
 
     def _check_tree(self) -> None:
-        if not self.roots:
-            if not self.fatal and not self.problems:
-                self.report(0, "no <system> element: NCCL would load nothing from this file")
+        if not self.roots and not self.fatal and not self.problems:
+            self.report(0, "no <system> element: NCCL would load nothing from this file")
         for extra in self.roots[1:]:
             self.report(extra.tag.pos, "second <system>: a topology file has exactly one root")
         busids: dict[str, int] = {}

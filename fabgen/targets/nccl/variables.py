@@ -524,7 +524,7 @@ def _check_if_fields(name: str, raw: str, fields: list[str], version: Version | 
                                         f"{_atoi(port)} and matches no port", "ports are 1-based integers"))
     elif int(port) == 0:
         issues.append(VarIssue("error", f"{name} entry {raw!r}: port 0 matches nothing (ports start at 1)"))
-    for label, text in zip(("rail", "plane"), fields[1:3]):
+    for label, text in zip(("rail", "plane"), fields[1:3], strict=False):  # either may be absent
         if text and not text.isdigit():
             issues.append(VarIssue("error", f"{name} entry {raw!r}: {label} {text!r} is not a non-negative integer"))
     if len(fields) > 1 and version is not None and _older(version, RAIL_FIELDS_SINCE):

@@ -31,6 +31,8 @@ from jinja2 import Environment
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, QosIntent, Switch
+from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.nvue.limits import plan_limits
 from fabgen.targets.nvue.parse import (
     DEFAULT_POLLING_MS,
     DEFAULT_ROBUSTNESS,
@@ -38,8 +40,6 @@ from fabgen.targets.nvue.parse import (
     check_nvue_output,
     parse_nvue_qos,
 )
-from fabgen.targets.base import ReadBack, RenderContext, Target
-from fabgen.targets.nvue.limits import plan_limits
 from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"

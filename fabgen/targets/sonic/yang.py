@@ -201,7 +201,7 @@ class _Schema:
 
     def _list(self, node: Any) -> _List:
         ly = self.ly
-        keys = tuple(self._leaf(k) for k in node.keys())
+        keys = tuple(self._leaf(k) for k in node.keys())  # noqa: SIM118  # a libyang node: keys() are the list keys
         leaves = {
             name: leaf
             for name, leaf in self._leaves(node).items()
@@ -965,7 +965,7 @@ def _key_shapes(table: _Table) -> str:
 
 
 def validate_config_db(
-    data: Mapping[str, Any],
+    data: object,
     yang_dir: Path,
     file: str = "config_db.json",
     *,

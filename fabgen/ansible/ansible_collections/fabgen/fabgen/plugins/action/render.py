@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ansible.plugins.action import ActionBase  # type: ignore[import-untyped]
+from ansible.plugins.action import ActionBase
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type information

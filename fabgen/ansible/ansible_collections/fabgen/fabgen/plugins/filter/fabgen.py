@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ansible.errors import AnsibleFilterError  # type: ignore[import-untyped]
+from ansible.errors import AnsibleFilterError
 
 
 def _core() -> Any:
