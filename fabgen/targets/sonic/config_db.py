@@ -58,8 +58,8 @@ from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_qos
-from fabgen.targets.sonic.sku import SKUS
 from fabgen.targets.sonic.routing import merge_tables, routing_tables
+from fabgen.targets.sonic.sku import SKUS
 
 __all__ = [
     "CABLE_LENGTH_NAME",
