@@ -58,7 +58,10 @@ def test_lab_two_cable_swap_touches_one_leaf_two_hosts(tmp_path: Path) -> None:
     new = edited(lambda d: d["fabric"].update(cabling=cables))
     _assert_local(_changed(old, new, tmp_path), "leaf-r0-p00-01", {"lab01", "lab02"})
     assert _moved_hosts(old, new) == {"lab01", "lab02"}
-    assert _cluster_files(tmp_path, old, new) <= {"cabling.csv", "manifest.json", "inventory.yml", "inventory.json"}
+    # cluster-wide records of the cabling: the CSV, NetBox's interfaces (their peers), cables and addresses
+    assert _cluster_files(tmp_path, old, new) <= {"cabling.csv", "manifest.json", "inventory.yml", "inventory.json",
+                                                  "netbox/6-interfaces.csv", "netbox/7-cables.csv",
+                                                  "netbox/8-ip-addresses.csv"}
 
 
 def _pod256(d: dict[str, Any]) -> None:

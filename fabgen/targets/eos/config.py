@@ -302,8 +302,9 @@ def _router_bgp(switch: Switch) -> RouterBgp | None:
         return None
     bfd = BfdTimers(bgp.bfd.interval_ms, bgp.bfd.multiplier) if bgp.bfd else None
     timers = (bgp.keepalive, bgp.hold) if bgp.keepalive is not None and bgp.hold is not None else None
+    # Sorted by address, numerically: EOS shows them so, and AVD renders them so (natural sort on ip_address).
     neighbors = tuple(BgpNeighborConfig(n.address, n.remote_asn, config_text(n.description), bfd)
-                      for n in bgp.neighbors)
+                      for n in sorted(bgp.neighbors, key=lambda n: natural_key(n.address)))
     return RouterBgp(bgp.asn, bgp.router_id, timers, bgp.maximum_paths, bgp.multipath_relax, neighbors,
                      bgp.networks)
 

@@ -520,6 +520,9 @@ def test_profile_names_ignore_key_order() -> None:
 # -- router bgp grammar ---------------------------------------------------------------------
 
 
+_R3_PEER = LAB_PLAN.switch("leaf-r3-p00-01").bgp.neighbors[0].address  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("old, new, needle", [
     (r"maximum-paths (\d+) ecmp \d+", r"maximum-paths \1 ecmp 1", "ecmp 1 must be at least maximum-paths"),
     (r"maximum-paths \d+ ecmp \d+", "maximum-paths 601 ecmp 601", "maximum-paths 601 is out of range 1-600"),
@@ -529,8 +532,8 @@ def test_profile_names_ignore_key_order() -> None:
     (r"   no bgp default ipv4-unicast\n", "   no bgp default ipv4-unicast\n   timers bgp 3 2\n",
      "hold time 2 is out of range"),
     (r"   no bgp default ipv4-unicast\n",
-     "   no bgp default ipv4-unicast\n   neighbor 10.10.0.56 bfd interval 300 min-rx 300 multiplier 3\n",
-     "BFD timers for 10.10.0.56 without 'neighbor 10.10.0.56 bfd'"),
+     f"   no bgp default ipv4-unicast\n   neighbor {_R3_PEER} bfd interval 300 min-rx 300 multiplier 3\n",
+     f"BFD timers for {_R3_PEER} without 'neighbor {_R3_PEER} bfd'"),
     (r"      neighbor (\S+) activate", r"   neighbor \1 activate", "expected 'remote-as', found 'activate'"),
     (r"router-id 10\.255\.0\.4", "router-id 10.255.0.256", "is not an IPv4 address"),
 ])

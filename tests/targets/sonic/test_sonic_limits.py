@@ -65,6 +65,7 @@ def test_more_ports_or_a_speed_the_sku_lacks() -> None:
     def big(data: dict[str, Any]) -> None:
         data["fabric"]["tiers"]["leaf"]["ports"] = 130
         data["fabric"]["tiers"]["spine"]["speed"] = "800G"
+        data["fabric"]["addressing"]["p2p"] = "10.20.0.0/20"  # room for 130 ports per leaf: the SKU refuses first
 
     messages = _refusals(big)
     assert any("has 128 ports at 400G, not 130" in m and "fabric.tiers.leaf.ports" in m for m in messages)
