@@ -76,12 +76,12 @@ __all__ = [
     "LLDP_NAME_SUFFIXES",
     "ObservedLink",
     "Origin",
+    "collect_wiring_files",
     "dedupe_links",
     "device_name_from_path",
     "is_cabling_csv",
     "read_cabling_csv",
     "read_lldp",
-    "read_wiring",
     "wiring_files",
 ]
 
@@ -105,7 +105,7 @@ CABLING_ROLES: Final[tuple[str, ...]] = ("host-leaf", "leaf-spine", "spine-super
 #: File-name suffixes stripped to find the local device of an LLDP file.
 LLDP_NAME_SUFFIXES: Final[tuple[str, ...]] = (".json", ".json0", ".lldp", ".keyvalue", ".kv", ".txt")
 
-#: Suffixes picked up when :func:`read_wiring` walks a directory.
+#: Suffixes picked up when :func:`collect_wiring_files` walks a directory.
 _WIRING_SUFFIXES: Final[frozenset[str]] = frozenset({".json", ".csv", ".txt", ".kv", ".keyvalue"})
 
 #: More problems than this in one error would bury the first, useful ones.
@@ -601,7 +601,7 @@ def read_lldp(path: Path, local_device: str | None = None) -> list[ObservedLink]
     ``HOSTNAME.keyvalue.txt`` (see the module docstring). A neighbour without a
     system name is named by its chassis id (usually a MAC address) so it still
     shows up as unexpected. Links come in file order, one per neighbour, not
-    deduplicated (that is :func:`read_wiring`'s job).
+    deduplicated (that is :func:`dedupe_links`'s job).
 
     Raises :class:`FabgenError` with located problems for anything unreadable.
     """
@@ -804,17 +804,13 @@ def is_cabling_csv(path: Path) -> bool:
     return first.startswith(f"{CABLING_COLUMNS[0]},{CABLING_COLUMNS[1]},")
 
 
-def read_wiring(paths: Iterable[Path | str]) -> list[ObservedLink]:
-    """Every link in the given files and directories, each cable once.
+def collect_wiring_files(paths: Iterable[Path | str]) -> tuple[list[Path], list[Problem]]:
+    """The files to read for ``paths``, and the problems of those that cannot be.
 
     Directories are walked recursively in sorted order, taking ``*.json``,
     ``*.csv``, ``*.txt``, ``*.kv`` and ``*.keyvalue`` files (hidden entries
-    skipped); files named explicitly are read whatever their name. A file is a
-    cabling CSV if it ends in ``.csv`` or starts with the cabling header, and
-    ``lldpctl`` output otherwise (its local device from the file name, see
-    :func:`read_lldp`). Problems from all files are reported together. The
-    result goes through :func:`dedupe_links`, so it does not depend on the order
-    of ``paths``.
+    skipped, links out of the tree not followed); files named explicitly are
+    read whatever their name (a link among them is refused when read).
     """
     files: list[Path] = []
     problems: list[Problem] = []
@@ -829,11 +825,4 @@ def read_wiring(paths: Iterable[Path | str]) -> list[ObservedLink]:
             files.append(path)
         else:
             problems.append(Problem("no such file or directory", file=str(path)))
-    links: list[ObservedLink] = []
-    for path in files:
-        try:
-            links.extend(read_cabling_csv(path) if is_cabling_csv(path) else read_lldp(path))
-        except FabgenError as exc:
-            problems.extend(exc.problems)
-    _raise(problems)
-    return dedupe_links(links)
+    return files, problems

@@ -27,12 +27,18 @@ from fabgen.wiring import (
     device_name_from_path,
     read_cabling_csv,
     read_lldp,
-    read_wiring,
 )
 
 DATA = Path(__file__).parent / "data" / "wiring"
 LAB = DATA / "lab"
 HEADER = ",".join(CABLING_COLUMNS)
+
+
+def read_wiring(paths: list[Path | str] | list[Path]) -> list[ObservedLink]:
+    """Every cable once: what lint reads from ``--wiring``, deduplicated."""
+    from fabgen.lint.observed import read_evidence
+
+    return dedupe_links(list(read_evidence(paths).links))
 
 Ends = tuple[str, str, str, str]
 

@@ -21,20 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fabgen.errors import FabgenError, Problem
+from fabgen.errors import FabgenError
 from fabgen.wiring import (
     ObservedLink,
+    collect_wiring_files,
     device_name_from_path,
     is_cabling_csv,
     read_cabling_csv,
     read_lldp,
-    wiring_files,
 )
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
-
-"""What a directory walk picks up; the same as :func:`fabgen.wiring.read_wiring`."""
 
 End = tuple[str, str]
 
@@ -57,21 +55,12 @@ class Observed:
 
 
 def read_evidence(paths: Iterable[Path | str]) -> Evidence:
-    """Read LLDP captures and cabling CSVs (files or directories), like :func:`fabgen.wiring.read_wiring`.
+    """Read LLDP captures and cabling CSVs (files or directories: :func:`fabgen.wiring.collect_wiring_files`).
 
     Also records which device each file speaks for, so that a capture with no
     neighbour still counts as that device's (empty) view.
     """
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            files.extend(wiring_files(path))
-        elif path.exists():
-            files.append(path)
-        else:
-            problems.append(Problem("no such file or directory", file=str(path)))
+    files, problems = collect_wiring_files(paths)
     links: list[ObservedLink] = []
     reporters: dict[str, str] = {}
     for path in files:
