@@ -52,3 +52,11 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = int(exc.code or 0)
     return code, out.getvalue(), err.getvalue()
+
+
+def read_wiring(paths: list[Path | str] | list[Path]) -> list[Any]:
+    """Every cable once: what lint reads from ``--wiring``, deduplicated."""
+    from fabgen.lint.observed import read_evidence
+    from fabgen.wiring import dedupe_links
+
+    return dedupe_links(list(read_evidence(paths).links))

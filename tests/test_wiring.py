@@ -28,17 +28,11 @@ from fabgen.wiring import (
     read_cabling_csv,
     read_lldp,
 )
+from tests.helpers import read_wiring
 
 DATA = Path(__file__).parent / "data" / "wiring"
 LAB = DATA / "lab"
 HEADER = ",".join(CABLING_COLUMNS)
-
-
-def read_wiring(paths: list[Path | str] | list[Path]) -> list[ObservedLink]:
-    """Every cable once: what lint reads from ``--wiring``, deduplicated."""
-    from fabgen.lint.observed import read_evidence
-
-    return dedupe_links(list(read_evidence(paths).links))
 
 Ends = tuple[str, str, str, str]
 

@@ -13,8 +13,7 @@ from fabgen.errors import FabgenError
 from fabgen.lint.engine import lint
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.targets.netbox.files import FILES, FORM_FIELDS, check, slug
-from fabgen.wiring import read_wiring
-from tests.helpers import EXAMPLE_NAMES, example
+from tests.helpers import EXAMPLE_NAMES, example, read_wiring
 
 # Values NetBox's choice sets take (netbox/dcim/choices.py, ipam/choices.py at 43fe81f9e) for the columns written.
 CHOICES = {
