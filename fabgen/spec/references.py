@@ -88,9 +88,15 @@ def _check_classes(qos: QosPolicy, path: DataPath, report: Callable[[str, DataPa
     if len(roles) != 1:
         report(f"exactly one traffic class needs role: roce (found {len(roles)}: {', '.join(roles) or 'none'})",
                (*path, "classes"))
-    cnps = [name for name, c in qos.classes.items() if c.role == "cnp"]
-    if len(cnps) > 1:
-        report(f"at most one traffic class can have role: cnp (found {', '.join(cnps)})", (*path, "classes"))
+    for role in ("cnp", "cts"):
+        named = [name for name, c in qos.classes.items() if c.role == role]
+        if len(named) > 1:
+            report(f"at most one traffic class can have role: {role} (found {', '.join(named)})", (*path, "classes"))
+    for name, c in qos.classes.items():
+        if c.role == "cts" and not isinstance(c.dscp, list):
+            # NCCL_IB_FIFO_TC is one DSCP; "every DSCP no class names" is not one.
+            report("the cts class needs its own DSCP list (NCCL_IB_FIFO_TC marks one DSCP), not dscp: other",
+                   (*path, "classes", name, "dscp"))
     others = [name for name, c in qos.classes.items() if c.dscp == "other"]
     if len(others) > 1:
         report(f"only one class can take dscp: other (found {', '.join(others)})", (*path, "classes"))
