@@ -56,12 +56,12 @@ Meta's E-ECMP (SIGCOMM 2024, "A RoCE network for distributed AI training at scal
 pairs switch hashing on the BTH destination QP with NCCL opening several QPs per
 connection, and reports up to +40% AllReduce over ECMP without QP scaling. NCCL's
 default of 1 gives the switch one QP number per connection to hash, which defeats
-the scheme. Meta's public texts do not print their count; 4 is fabgen's choice:
-it quadruples the flows each connection offers the hash (the step that buys most of
-the spread), while each QP still carries large messages (NCCL hands a connection's
-messages to its QPs in turn, so more QPs mean fewer, not smaller, messages per QP)
-and NIC QP state stays small (x4 per peer). Set NCCL_IB_QPS_PER_CONNECTION in
-``nccl.env`` to choose another count; lint FG411 flags 1."""
+the scheme. The public accounts (Meta's engineering post, summaries of the paper) give
+no count; 4 is fabgen's choice, as examples/meta-24k had set by hand: it quadruples
+the flows each connection offers the hash, while each QP still carries large messages
+(NCCL hands a connection's messages to its QPs in turn, so more QPs mean fewer, not
+smaller, messages per QP) and NIC QP state stays small (x4 per peer). Set
+NCCL_IB_QPS_PER_CONNECTION in ``nccl.env`` to choose another count; lint FG411 flags 1."""
 NCCL_SPLIT_DEFAULT_OFF_SINCE = (2, 20, 0)
 """NCCL_IB_SPLIT_DATA_ON_QPS defaults to 0 (round-robin) from 2.20; 2.18 and 2.19 split by default."""
 

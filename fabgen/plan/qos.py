@@ -72,6 +72,7 @@ def _normalise_weights(classes: list[ClassIntent]) -> list[ClassIntent]:
         for c in classes
     ]
 
+
 def class_tos(spec: ClusterSpec, cls: ClassIntent) -> int:
     """The IP TOS byte that lands in ``cls``: its first DSCP << 2 | ECN bits (ECT(0) where the class marks ECN
     and the NICs run DCQCN)."""
