@@ -17,7 +17,7 @@ from functools import cached_property
 
 from fabgen.lint.context import LintContext
 from fabgen.lint.finding import Hit, Severity
-from fabgen.lint.rules import capacity, drift, nccl, rails, routing, traffic, wiring
+from fabgen.lint.rules import capacity, drift, nccl, nccl_fabric, rails, routing, traffic, wiring
 
 SECTIONS = ("What it checks", "Why it matters", "Example", "Fix")
 """Documentation sections every rule has, in this order."""
@@ -117,6 +117,9 @@ RULES: tuple[Rule, ...] = (
     Rule("FG406", "spray-without-adaptive-routing", "warning", nccl.spray_without_adaptive_routing),
     Rule("FG407", "nccl-suspicious-value", "warning", nccl.suspicious_value),
     Rule("FG408", "cross-nic-on-rail-fabric", "warning", nccl.cross_nic_on_rail_fabric),
+    Rule("FG409", "fifo-tc-without-control-queue", "warning", nccl_fabric.fifo_tc_without_control_queue),
+    Rule("FG410", "control-class-unused", "warning", nccl_fabric.control_class_unused),
+    Rule("FG411", "qp-hash-single-qp", "warning", nccl_fabric.qp_hash_single_qp),
     Rule("FG501", "deployed-switch-qos-drift", "error", drift.switch_qos_drift),
     Rule("FG502", "deployed-nccl-env-drift", "error", drift.nccl_env_drift),
     Rule("FG503", "deployed-incomplete", "warning", drift.deployed_incomplete),

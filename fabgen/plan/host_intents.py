@@ -1,14 +1,15 @@
 """Per-host intents: the NIC list in rail order, the NCCL environment, the NIC QoS.
 
 Derived, never typed by hand: NCCL_IB_HCA comes from the profile's rails and the
-host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
+host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN,
+NCCL_IB_FIFO_TC from a strict ``cts`` class, the QP count from switch QP hashing.
 """
 
 from __future__ import annotations
 
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.plan.nic import NicIntentMemo, host_nic_intent
-from fabgen.plan.qos import traffic_class
+from fabgen.plan.qos import class_tos, fifo_class, traffic_class
 from fabgen.spec import ClusterSpec
 from fabgen.spec.hosts import HostOverride
 from fabgen.targets.nccl.variables import format_value, parse_version
@@ -41,10 +42,42 @@ def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, overr
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)
 """``NCCL_IB_HCA`` entries ``name:port:rail`` (and ``<net rail>``) are read from 2.30.7 on."""
 NCCL_FIFO_TC_SINCE = (2, 22, 3)
+"""NCCL_IB_FIFO_TC exists from 2.22.3 (NVIDIA/nccl PR #1194)."""
 NCCL_GIN_TC_SINCE = (2, 30, 7)
 NCCL_GID_AUTO_SINCE = (2, 21, 0)
 ROCEV2_IPV4_GID_INDEX = 3
 """mlx5's default GID table per port: 0/1 RoCEv1/v2 link-local, 2/3 RoCEv1/v2 of the first IPv4 address."""
+
+
+QPS_PER_CONNECTION_WITH_QP_HASH = 4
+"""QPs per connection when switches hash on the RoCE destination QP (E-ECMP).
+
+Meta's E-ECMP (SIGCOMM 2024, "A RoCE network for distributed AI training at scale")
+pairs switch hashing on the BTH destination QP with NCCL opening several QPs per
+connection, and reports up to +40% AllReduce over ECMP without QP scaling. NCCL's
+default of 1 gives the switch one QP number per connection to hash, which defeats
+the scheme. The public accounts (Meta's engineering post, summaries of the paper) give
+no count; 4 is fabgen's choice, as examples/meta-24k had set by hand: it quadruples
+the flows each connection offers the hash, while each QP still carries large messages
+(NCCL hands a connection's messages to its QPs in turn, so more QPs mean fewer, not
+smaller, messages per QP) and NIC QP state stays small (x4 per peer). Set
+NCCL_IB_QPS_PER_CONNECTION in ``nccl.env`` to choose another count; lint FG411 flags 1."""
+NCCL_SPLIT_DEFAULT_OFF_SINCE = (2, 20, 0)
+"""NCCL_IB_SPLIT_DATA_ON_QPS defaults to 0 (round-robin) from 2.20; 2.18 and 2.19 split by default."""
+
+
+def qp_scaling(version: tuple[int, ...]) -> dict[str, str]:
+    """The variables that make NCCL offer a QP-hashing fabric several QPs per connection.
+
+    Round-robin (``NCCL_IB_SPLIT_DATA_ON_QPS=0``), not splitting: Meta found that posting
+    each message whole to the next QP beats cutting every message across all QPs
+    (smaller messages, more ACKs) at NCCL's production message sizes. It is written only
+    for the NCCL versions whose default is to split (2.18, 2.19).
+    """
+    env = {"NCCL_IB_QPS_PER_CONNECTION": str(QPS_PER_CONNECTION_WITH_QP_HASH)}
+    if version < NCCL_SPLIT_DEFAULT_OFF_SINCE:
+        env["NCCL_IB_SPLIT_DATA_ON_QPS"] = "0"
+    return env
 
 
 def nccl_environment(spec: ClusterSpec, profile_name: str, nics: list[HostNic], qos: QosIntent,
@@ -70,9 +103,13 @@ def nccl_environment(spec: ClusterSpec, profile_name: str, nics: list[HostNic], 
         "NCCL_IB_HCA": f"={hca}",
         "NCCL_IB_TC": str(tc),
     }
-    # The receiver's credit-return QP and GPU-initiated QPs must ride the same lossless class.
-    if version >= NCCL_FIFO_TC_SINCE:
-        env["NCCL_IB_FIFO_TC"] = str(tc)
+    # The receiver's credit/CTS QP: its own TC only for a class the switches serve strictly.
+    # Without one, NCCL already uses NCCL_IB_TC there, and FIFO_TC=TC would change nothing.
+    fifo = fifo_class(qos)
+    if fifo is not None and version >= NCCL_FIFO_TC_SINCE:
+        env["NCCL_IB_FIFO_TC"] = str(class_tos(spec, fifo))
+    if spec.fabric.load_balancing.roce_qp_hash:
+        env.update(qp_scaling(version))
     if version >= NCCL_GIN_TC_SINCE:
         env["NCCL_GIN_IB_TC"] = str(tc)
     env["NCCL_SOCKET_IFNAME"] = f"={profile.frontend.netdev}"

@@ -72,7 +72,30 @@ def _normalise_weights(classes: list[ClassIntent]) -> list[ClassIntent]:
         for c in classes
     ]
 
+
+def class_tos(spec: ClusterSpec, cls: ClassIntent) -> int:
+    """The IP TOS byte that lands in ``cls``: its first DSCP << 2 | ECN bits (ECT(0) where the class marks ECN
+    and the NICs run DCQCN)."""
+    ecn = ECT0 if cls.ecn_min is not None and spec.nic.dcqcn.enabled else 0
+    return cls.dscps[0] << 2 | ecn if cls.dscps else 0
+
+
 def traffic_class(spec: ClusterSpec, qos: QosIntent) -> int:
     """The IP TOS byte of RoCE traffic: DSCP << 2 | ECN bits (106 for DSCP 26 with ECT(0))."""
-    ecn = ECT0 if qos.roce.ecn_min is not None and spec.nic.dcqcn.enabled else 0
-    return qos.roce.dscps[0] << 2 | ecn if qos.roce.dscps else 0
+    return class_tos(spec, qos.roce)
+
+
+def control_class(qos: QosIntent) -> ClassIntent | None:
+    """The class for NCCL's clear-to-send/credit messages (``role: cts``), if the policy has one."""
+    return next((c for c in qos.classes if c.role == "cts"), None)
+
+
+def fifo_class(qos: QosIntent) -> ClassIntent | None:
+    """The ``cts`` class if switches serve it from a strict (high-priority) queue, else None.
+
+    Only then is a separate NCCL_IB_FIFO_TC worth setting: in a weighted queue the small
+    CTS messages wait behind the bulk they are meant to pace (Meta runs them on a
+    high-priority queue, SIGCOMM 2024).
+    """
+    cls = control_class(qos)
+    return cls if cls is not None and cls.strict and cls.dscps else None

@@ -41,6 +41,18 @@ LINK_SPEEDS: dict[int, str] = {
 }
 """PCIe generation -> the ``kvDictPciGen`` key of current kernels' ``max_link_speed`` strings."""
 
+UNKNOWN_PCI_ID = "0xffff"
+"""vendor/device/subsystem ids written for a PCIe switch whose profile gives none.
+
+NCCL fills a missing id from sysfs whenever the bus id exists on the host, and the id
+changes what NCCL does: vendor ``0x1000`` (Broadcom) starts ``pcilink`` discovery
+(xml.cc) and Broadcom Gen4/Gen5 device ids make it flatten a two-level switch
+(``getBcmGen``, topo.cc). The file fabgen writes describes one flat switch, so it
+pins the ids to ``0xffff``, "no such device" (the PCI config-space read of an
+absent function, and what AWS's published topology files write), which matches
+none of NCCL's special cases on every host alike. Azure's files write ``0x0000``
+to the same effect."""
+
 RAIL_ATTR_SINCE = (2, 30, 7)
 """``<net rail>`` is read from NCCL 2.30.7 on; older versions ignore it, so it is not written."""
 
@@ -81,6 +93,9 @@ class PciIntent:
     link_speed: str
     link_width: int
     children: tuple[PciIntent, ...] = ()
+    ids: tuple[str, str, str, str] | None = None
+    """``vendor``, ``device``, ``subsystem_vendor``, ``subsystem_device`` of a PCIe switch; None on leaves
+    (NCCL reads a GPU's or NIC's own ids)."""
     gpu: GpuIntent | None = None
     net: NetIntent | None = None
     label: str = ""
@@ -216,7 +231,11 @@ class _Builder:
     def switch(self, switch: PcieSwitch, gpus: dict[int, Gpu], nics: dict[str, Nic]) -> PciIntent:
         speed, width = self.link(switch.link)
         children = tuple(self.gpu(gpus[i]) for i in switch.gpus) + tuple(self.nic(nics[n]) for n in switch.nics)
-        return PciIntent(switch.busid, BRIDGE_CLASS, speed, width, children=children, label=f"switch {switch.name}")
+        given = switch.pci_ids
+        ids = (given.vendor, given.device, given.subsystem_vendor, given.subsystem_device) if given else \
+            (UNKNOWN_PCI_ID,) * 4
+        return PciIntent(switch.busid, BRIDGE_CLASS, speed, width, children=children, ids=ids,
+                         label=f"switch {switch.name}")
 
     def cpu(self, cpu: Cpu, affinity: str | None, children: tuple[PciIntent, ...]) -> CpuIntent:
         return CpuIntent(numaid=cpu.numa, affinity=affinity, arch=cpu.arch, vendor=cpu.vendor,
@@ -275,6 +294,7 @@ __all__ = [
     "GPU_CLASS",
     "LINK_SPEEDS",
     "NIC_CLASSES",
+    "UNKNOWN_PCI_ID",
     "CpuIntent",
     "GpuIntent",
     "NetIntent",

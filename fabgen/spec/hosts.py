@@ -65,6 +65,19 @@ class Nic(SpecModel):
     link: PciLink = PciLink()
 
 
+PciIdValue = Annotated[str, StringConstraints(pattern=r"^0x[0-9a-f]{4}$")]
+"""A 16-bit PCI id as sysfs prints it and NCCL's dumps carry it (``0x1000``)."""
+
+
+class PciIds(SpecModel):
+    """The switch's PCI ids (``lspci -n``, or sysfs ``vendor``/``device``/``subsystem_*``), as NCCL dumps them."""
+
+    vendor: PciIdValue
+    device: PciIdValue
+    subsystem_vendor: PciIdValue
+    subsystem_device: PciIdValue
+
+
 class PcieSwitch(SpecModel):
     """A PCIe switch shared by GPUs and NICs (NCCL's PIX distance)."""
 
@@ -73,6 +86,9 @@ class PcieSwitch(SpecModel):
     busid: BusId
     """Bus id of the switch in NCCL's topology file; a made-up id such as ``ffff:ff:01.0`` is fine."""
     link: PciLink = PciLink()
+    pci_ids: PciIds | None = None
+    """The real switch's ids; omitted, the topology file writes ``0xffff`` for all four (see
+    :data:`fabgen.plan.topology.UNKNOWN_PCI_ID`)."""
     gpus: list[Annotated[int, Field(ge=0, le=63)]] = []
     nics: list[RdmaDevice] = []
 

@@ -33,8 +33,9 @@ class Ecn(SpecModel):
 
 
 class TrafficClass(SpecModel):
-    role: Literal["roce", "cnp", "default", "other"] = "other"
-    """What the class carries: RoCE data, congestion notifications, everything else."""
+    role: Literal["roce", "cnp", "cts", "default", "other"] = "other"
+    """What the class carries: RoCE data, congestion notifications, NCCL's clear-to-send and credit
+    messages (``cts``: NCCL_IB_FIFO_TC points at it when the class is ``strict``), everything else."""
     dscp: list[Dscp] | Literal["other"]
     """DSCP values of this class, or ``other`` for every DSCP no class names."""
     priority: Priority

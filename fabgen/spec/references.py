@@ -13,6 +13,7 @@ from collections.abc import Callable
 from fabgen.errors import Problem
 from fabgen.source import DataPath, SourceDoc, format_path
 from fabgen.spec.cluster import ClusterSpec
+from fabgen.spec.hosts import HostProfile, PcieSwitch
 from fabgen.spec.nccl_checks import check_nccl_env
 from fabgen.spec.qos import QosPolicy
 
@@ -26,6 +27,8 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
     def report(message: str, path: DataPath, *, key: bool = False) -> None:
         problems.append(doc.problem(message, path, key=key))
 
+    for pname, profile in spec.host_profiles.items():
+        problems.extend(numa_mismatches(pname, profile, doc))
     rails = spec.fabric.rails
     for pname, profile in spec.host_profiles.items():
         by_rail: dict[int, list[str]] = {}
@@ -83,14 +86,45 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
     return problems
 
 
+def numa_mismatches(pname: str, profile: HostProfile, doc: SourceDoc) -> list[Problem]:
+    """A GPU or NIC whose ``numa`` differs from its PCIe switch's, located at the device's ``numa``.
+
+    The spec contradicts itself: a device sits on its switch's NUMA node (the switch's
+    root port is on one socket), and the topology file puts it there whatever the
+    device says, so NCCL and every tool that reads the device's ``numa`` (CPU pinning,
+    NIC interrupt affinity) disagree. An error, not a lint finding: no file can be
+    written that honours both values.
+    """
+    owner: dict[tuple[str, str | int], PcieSwitch] = {("gpus", g): s for s in profile.pcie_switches for g in s.gpus}
+    owner.update({("nics", n): s for s in profile.pcie_switches for n in s.nics})
+    devices: list[tuple[str, int, str | int, str, int]] = [
+        ("gpus", i, g.index, f"GPU {g.index}", g.numa) for i, g in enumerate(profile.gpus)]
+    devices += [("nics", i, n.name, f"NIC {n.name}", n.numa) for i, n in enumerate(profile.nics)]
+    problems = []
+    for kind, index, key, label, numa in devices:
+        switch = owner.get((kind, key))
+        if switch is not None and switch.numa != numa:
+            problems.append(doc.problem(
+                f"{label} is on NUMA node {numa}, but its PCIe switch {switch.name} is on NUMA node {switch.numa}: "
+                f"a device is on its switch's node (NCCL's topology file puts it under NUMA {switch.numa}); "
+                "correct one of the two", ("host_profiles", pname, kind, index, "numa")))
+    return problems
+
+
 def _check_classes(qos: QosPolicy, path: DataPath, report: Callable[[str, DataPath], None]) -> None:
     roles = [name for name, c in qos.classes.items() if c.role == "roce"]
     if len(roles) != 1:
         report(f"exactly one traffic class needs role: roce (found {len(roles)}: {', '.join(roles) or 'none'})",
                (*path, "classes"))
-    cnps = [name for name, c in qos.classes.items() if c.role == "cnp"]
-    if len(cnps) > 1:
-        report(f"at most one traffic class can have role: cnp (found {', '.join(cnps)})", (*path, "classes"))
+    for role in ("cnp", "cts"):
+        named = [name for name, c in qos.classes.items() if c.role == role]
+        if len(named) > 1:
+            report(f"at most one traffic class can have role: {role} (found {', '.join(named)})", (*path, "classes"))
+    for name, c in qos.classes.items():
+        if c.role == "cts" and not isinstance(c.dscp, list):
+            # NCCL_IB_FIFO_TC is one DSCP; "every DSCP no class names" is not one.
+            report("the cts class needs its own DSCP list (NCCL_IB_FIFO_TC marks one DSCP), not dscp: other",
+                   (*path, "classes", name, "dscp"))
     others = [name for name, c in qos.classes.items() if c.dscp == "other"]
     if len(others) > 1:
         report(f"only one class can take dscp: other (found {', '.join(others)})", (*path, "classes"))

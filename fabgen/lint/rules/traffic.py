@@ -205,7 +205,8 @@ def nccl_tc_mismatch(ctx: LintContext) -> Iterator[Hit]:
         ``NCCL_IB_TC``, ``NCCL_IB_FIFO_TC`` and ``NCCL_GIN_IB_TC`` on every host (and
         the NIC's global traffic class and RDMA-CM ToS when the plan sets them) must
         be the IP TOS byte ``DSCP << 2 | ECN`` of the RoCE class: its DSCP, and the
-        ECT(0) bits when switches mark ECN for DCQCN.
+        ECT(0) bits when switches mark ECN for DCQCN. A ``NCCL_IB_FIFO_TC`` aimed at
+        the ``role: cts`` class is FG409's and FG410's to judge.
 
     Why it matters:
         NCCL writes this byte into every queue pair. Another DSCP puts RoCE on
@@ -220,9 +221,11 @@ def nccl_tc_mismatch(ctx: LintContext) -> Iterator[Hit]:
         Remove the hand-set value (fabgen derives it: 106 for DSCP 26 with ECN),
         or set ``DSCP * 4 + 2`` with ECN marking, ``DSCP * 4`` without.
     """
-    from fabgen.plan.qos import traffic_class
+    from fabgen.plan.qos import control_class, traffic_class
 
     roce = ctx.plan.qos.roce
+    cts = control_class(ctx.plan.qos)
+    cts_dscps = cts.dscps if cts is not None else ()
     expected = traffic_class(ctx.spec, ctx.plan.qos)
     want_ect = expected & 0b11
     seen: dict[tuple[DataPath | None, str, int], list[str]] = {}
@@ -244,6 +247,8 @@ def nccl_tc_mismatch(ctx: LintContext) -> Iterator[Hit]:
                 continue
             if ctx.plan.qos.dscp_to_priority[value >> 2] == roce.priority and (value & 0b11 == want_ect or not want_ect):
                 continue
+            if var == "NCCL_IB_FIFO_TC" and (value >> 2) in cts_dscps:
+                continue  # aimed at the cts class on purpose: FG409/FG410 judge that pairing
             path = ctx.env_path(host, var) if var.startswith("NCCL_") else ("nic",)
             seen.setdefault((path, var, value), []).append(host.name)
     for (path, var, value), hosts in seen.items():

@@ -121,6 +121,9 @@ IF_PREFIX_MAX = 63
 RAIL_FIELDS_SINCE = _v("2.30.7")
 """``name:port:rail:plane`` parsing (misc/utils.cc ``parseStringList``) arrived in 2.30.7."""
 GID_AUTO_SINCE = _v("2.21")
+FIFO_TC_SENTINEL_SINCE = _v("2.24")
+"""NCCL_IB_FIFO_TC's "unset" is -1 from 2.24 (``fifoTc && ncclParamIbFifoTc() != -1``); in 2.22.3 and 2.23 it is
+0 and any non-zero value, -1 included, is written as the FIFO QP's traffic class (net_ib.cc at v2.23.4-1)."""
 
 
 def _spec(name: str, kind: Kind, doc: str, **kw: object) -> VarSpec:
@@ -164,8 +167,8 @@ _CATALOG: tuple[VarSpec, ...] = (
           since="2.21"),
     _spec("NCCL_IB_TC", "int", "IP TOS / GRH traffic class of data QPs = DSCP<<2 | ECN.", default="0 (source: -1)",
           min=0, max=255),
-    _spec("NCCL_IB_FIFO_TC", "int", "Traffic class of the receiver's CTS/FIFO QP; -1 = same as NCCL_IB_TC.",
-          default="-1", min=-1, max=255, since="2.22.3"),
+    _spec("NCCL_IB_FIFO_TC", "int", "Traffic class of the receiver's CTS/FIFO QP; -1 = same as NCCL_IB_TC "
+          "(from 2.24; 0 in 2.22.3-2.23).", default="-1 (0 before 2.24)", min=-1, max=255, since="2.22.3"),
     _spec("NCCL_GIN_IB_TC", "int", "Traffic class of GIN/GDAKI (GPU-initiated) QPs; -1 = NCCL_IB_TC.",
           default="-1", min=-1, max=255, since="2.30.7"),
     _spec("NCCL_IB_SL", "int", "IB service level; on RoCE its 3 low bits become the VLAN PCP.", default="0",
@@ -670,6 +673,11 @@ def _check_specific(spec: VarSpec, number: int, version: Version | None, issues:
             issues.append(VarIssue("error", f"NCCL_IB_GID_INDEX=-1 (auto) needs NCCL >= 2.21; "
                                             f"NCCL {_show(version)} has no GID auto-selection",
                                    "set the index of the RoCEv2 IPv4 GID (show_gids)"))
+    elif name == "NCCL_IB_FIFO_TC" and number == -1 and version is not None and _older(version, FIFO_TC_SENTINEL_SINCE):
+        # 2.22.3/2.23 test the value for non-zero and write it into a uint8_t: -1 becomes TOS 255.
+        issues.append(VarIssue("error", f"NCCL_IB_FIFO_TC=-1 on NCCL {_show(version)}: -1 means 'same as "
+                                        "NCCL_IB_TC' only from 2.24; this version sends its CTS messages with "
+                                        "TOS 255 (DSCP 63, CE)", "use 0 (unset) or remove it"))
     elif name in ("NCCL_IB_TC", "NCCL_IB_FIFO_TC", "NCCL_GIN_IB_TC") and number >= 0 and number & 0b11 == 0b11:
         issues.append(VarIssue("warning", f"{name}={number}: ECN bits 11 (CE) mark every packet as congested",
                                f"use ECT(0): {number & ~0b11 | 0b10}"))

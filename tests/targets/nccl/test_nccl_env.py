@@ -143,12 +143,12 @@ def test_hca_carries_rails_from_nccl_2_30_7() -> None:
 
 def test_traffic_class_is_dscp_with_ect0() -> None:
     env = env_of(LAB.read_text())
-    assert env["NCCL_IB_TC"] == "106" == env["NCCL_IB_FIFO_TC"]  # 26 << 2 | 0b10
+    assert env["NCCL_IB_TC"] == "106"  # 26 << 2 | 0b10
 
 
 def test_traffic_class_without_dcqcn_has_no_ecn_bits() -> None:
     env = env_of(lab(**{"  dcqcn:\n    enabled: true\n": "  dcqcn:\n    enabled: false\n"}))
-    assert env["NCCL_IB_TC"] == "104" == env["NCCL_IB_FIFO_TC"]
+    assert env["NCCL_IB_TC"] == "104"
 
 
 def test_traffic_class_follows_the_roce_dscp() -> None:
@@ -169,7 +169,7 @@ def test_gid_index_only_before_2_21(version: str, gid: bool) -> None:
 
 
 def test_variables_only_for_versions_that_read_them() -> None:
-    assert "NCCL_IB_FIFO_TC" not in env_of(with_version("2.21.5"))
+    assert "NCCL_IB_FIFO_TC" not in env_of(with_version("2.21.5", with_cts()))
     assert "NCCL_GIN_IB_TC" not in env_of(with_version("2.30.5"))
     assert env_of(with_version("2.30.7"))["NCCL_GIN_IB_TC"] == "106"
 
@@ -272,3 +272,102 @@ def test_version_dependent_errors_use_the_spec_version() -> None:
 def test_validator_reports_unreadable_files() -> None:
     assert validate_env_file("x/nccl.conf", "export NCCL_IB_TC=106\n")
     assert validate_env_file("x/nccl.env", "NCCL_IB_TC=1\nNCCL_IB_TC=2\n")
+
+
+# -- where NCCL reads nccl.conf from, per version -------------------------------------
+
+
+def conf_header(version: str) -> list[str]:
+    files = render(with_version(version))
+    return [line for line in files["hosts/lab01/nccl.conf"].splitlines() if line.startswith("#")]
+
+
+@pytest.mark.parametrize("version", ["2.18.5", "2.21.5", "2.22.3"])
+def test_conf_header_before_2_23_does_not_promise_nccl_conf_file(version: str) -> None:
+    """NCCL 2.21.5 and 2.22.3 read ~/.nccl.conf and /etc/nccl.conf only (src/misc/param.cc at those tags)."""
+    header = "\n".join(conf_header(version))
+    assert f"NCCL {version} reads this file only as /etc/nccl.conf or ~/.nccl.conf" in header
+    assert "ignores NCCL_CONF_FILE" in header
+    assert "from the path in NCCL_CONF_FILE" not in header
+
+
+@pytest.mark.parametrize("version", ["2.23.4", "2.27.3", "2.30.7"])
+def test_conf_header_from_2_23_names_all_three_places(version: str) -> None:
+    header = "\n".join(conf_header(version))
+    assert f"NCCL {version} reads this file as /etc/nccl.conf, as ~/.nccl.conf, or from the path in NCCL_CONF_FILE" \
+        in header
+    assert "ignores NCCL_CONF_FILE" not in header
+
+
+def test_env_file_header_does_not_depend_on_the_version() -> None:
+    old, new = (render(with_version(v))["hosts/lab01/nccl.env"] for v in ("2.21.5", "2.23.4"))
+    assert old == new
+
+
+# -- NCCL_IB_FIFO_TC: only for a strict control (cts) class ---------------------------
+
+CTS_CLASS = "    cts:     {role: cts, dscp: [40], priority: 5, strict: true}\n"
+
+
+def with_cts(text: str | None = None, cls: str = CTS_CLASS) -> str:
+    marker = "    cnp:     {role: cnp, dscp: [48], priority: 6, strict: true}\n"
+    return edit(text or LAB.read_text(), **{marker: marker + cls})
+
+
+def test_no_fifo_tc_without_a_control_class() -> None:
+    """FIFO_TC equal to IB_TC is what NCCL does anyway: writing it changes nothing and suggests otherwise."""
+    for version in ("2.22.3", "2.23.4", "2.30.7"):
+        assert "NCCL_IB_FIFO_TC" not in env_of(with_version(version))
+
+
+def test_fifo_tc_is_the_strict_control_class() -> None:
+    env = env_of(with_cts())
+    assert env["NCCL_IB_FIFO_TC"] == "160" and env["NCCL_IB_TC"] == "106"  # DSCP 40 << 2, no ECN on the class
+
+
+def test_fifo_tc_carries_ect0_when_the_control_class_marks_ecn() -> None:
+    cls = "    cts:     {role: cts, dscp: [40], priority: 5, strict: true, ecn: {min: 10KB, max: 100KB}}\n"
+    assert env_of(with_cts(cls=cls))["NCCL_IB_FIFO_TC"] == "162"
+
+
+def test_no_fifo_tc_for_a_weighted_control_class() -> None:
+    cls = "    cts:     {role: cts, dscp: [40], priority: 5, weight: 10}\n"
+    assert "NCCL_IB_FIFO_TC" not in env_of(with_cts(cls=cls))
+
+
+def test_control_class_needs_its_own_dscps() -> None:
+    text = with_cts(cls="    cts:     {role: cts, dscp: other, priority: 5, strict: true}\n")
+    text = text.replace("default: {role: default, dscp: other", "default: {role: default, dscp: [0]")
+    [problem] = refused(text)
+    assert "cts class needs its own DSCP list" in problem.message
+    assert (problem.line, problem.col) == position(text, "other, priority: 5")
+
+
+def test_one_control_class_at_most() -> None:
+    text = with_cts(cls=CTS_CLASS + "    cts2:    {role: cts, dscp: [41], priority: 4, strict: true}\n")
+    [problem] = refused(text)
+    assert "at most one traffic class can have role: cts" in problem.message
+
+
+# -- QP scaling when switches hash on the QP ------------------------------------------
+
+NO_QP_HASH = {"roce_qp_hash: true": "roce_qp_hash: false"}
+
+
+def test_qp_hash_gives_several_qps_per_connection() -> None:
+    assert env_of(LAB.read_text())["NCCL_IB_QPS_PER_CONNECTION"] == "4"
+    assert "NCCL_IB_QPS_PER_CONNECTION" not in env_of(lab(**NO_QP_HASH))
+
+
+@pytest.mark.parametrize(("version", "split"), [("2.18.5", "0"), ("2.19.4", "0"), ("2.20.5", None),
+                                                ("2.23.4", None), ("2.30.7", None)])
+def test_round_robin_written_only_where_nccl_splits_by_default(version: str, split: str | None) -> None:
+    """NCCL_IB_SPLIT_DATA_ON_QPS defaults to 1 in 2.18-2.19 and 0 from 2.20 (net_ib.cc at v2.20.3-1)."""
+    env = env_of(with_version(version))
+    assert env.get("NCCL_IB_SPLIT_DATA_ON_QPS") == split
+    assert "NCCL_IB_SPLIT_DATA_ON_QPS" not in env_of(with_version(version, lab(**NO_QP_HASH)))
+
+
+def test_hand_set_qp_count_wins() -> None:
+    text = lab(**{"    NCCL_IB_RETRY_CNT: 7\n": "    NCCL_IB_RETRY_CNT: 7\n    NCCL_IB_QPS_PER_CONNECTION: 8\n"})
+    assert env_of(text)["NCCL_IB_QPS_PER_CONNECTION"] == "8"

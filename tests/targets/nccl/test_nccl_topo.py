@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import fabgen.pipeline as pipeline
-from fabgen.errors import OutputError
+from fabgen.errors import OutputError, SpecError
 from fabgen.plan.topology import (
     BRIDGE_CLASS,
     GPU_CLASS,
@@ -70,10 +70,10 @@ def nccl_class(value: str) -> str:
 
 
 CPU_ATTRS = ("numaid", "affinity", "arch", "vendor", "familyid", "modelid")
-PCI_ATTRS = ("busid", "class", "link_speed", "link_width")
-"""What NCCL reads from a fake switch's line. Azure also writes vendor/device ids of
-0x0000; NCCL only uses them to spot Broadcom switches (0x1000), so 0x0000 and absent
-are the same to it."""
+PCI_ATTRS = ("busid", "class", "vendor", "device", "subsystem_vendor", "subsystem_device", "link_speed",
+             "link_width")
+"""What NCCL reads from a ``<pci>`` line. Azure writes ids of 0x0000 on its fake switches and the
+ndv5 spec gives them as ``pci_ids``, so the ids must come out exactly too."""
 
 
 def shape(element: etree._Element) -> tuple:
@@ -340,3 +340,55 @@ def test_validator_rejects_a_broken_overlay_template(tmp_path: Path) -> None:
     [problem] = caught.value.problems
     assert problem.file == LAB_PATH and (problem.line, problem.col) == (1, 1)
     assert "declaration" in problem.message
+
+
+# -- PCI switch ids ---------------------------------------------------------------------
+
+SWITCH_IDS = ("vendor", "device", "subsystem_vendor", "subsystem_device")
+
+
+def switches(text: str, path: str = LAB_PATH) -> list[etree._Element]:
+    root = etree.fromstring(render_topo(text)[path].encode())
+    return [e for e in root.iter("pci") if e.get("class") == BRIDGE_CLASS]
+
+
+def test_switch_ids_default_to_no_such_device() -> None:
+    """Without ids in the profile, all four are 0xffff (as AWS writes them), so NCCL fills in none from sysfs."""
+    found = switches(LAB.read_text())
+    assert found
+    for switch in found:
+        assert [switch.get(a) for a in SWITCH_IDS] == ["0xffff"] * 4
+
+
+def test_switch_ids_come_from_the_profile() -> None:
+    text = LAB.read_text()
+    old = 'busid: "ffff:ff:01.0"'
+    assert old in text
+    text = text.replace(old, old + ', pci_ids: {vendor: "0x1000", device: "0xc030", subsystem_vendor: "0x1000", '
+                        'subsystem_device: "0x100b"}', 1)
+    got = {s.get("busid"): [s.get(a) for a in SWITCH_IDS] for s in switches(text)}
+    assert got["ffff:ff:01.0"] == ["0x1000", "0xc030", "0x1000", "0x100b"]
+    assert all(ids == ["0xffff"] * 4 for busid, ids in got.items() if busid != "ffff:ff:01.0")
+
+
+def test_switch_ids_sit_where_nccls_dumps_put_them() -> None:
+    """NCCL's dump order (and AWS's files): busid class vendor device subsystem_vendor subsystem_device link_*."""
+    line = next(line for line in render_topo(LAB.read_text())[LAB_PATH].splitlines() if BRIDGE_CLASS in line)
+    names = re.findall(r' ([a-z_]+)="', line)
+    assert names == ["busid", "class", *SWITCH_IDS, "link_speed", "link_width"]
+
+
+def test_leaves_carry_no_ids() -> None:
+    """A GPU's or NIC's ids are NCCL's to read: a file value would override the real device's."""
+    root = etree.fromstring(render_topo(LAB.read_text())[LAB_PATH].encode())
+    leaves = [e for e in root.iter("pci") if e.get("class") != BRIDGE_CLASS]
+    assert leaves and all(e.get("vendor") is None for e in leaves)
+
+
+@pytest.mark.parametrize("bad", ["0x10DE", "0x100", "4096", "0x10de0"])
+def test_switch_ids_must_be_sysfs_hex(bad: str) -> None:
+    text = LAB.read_text().replace('busid: "ffff:ff:01.0"', 'busid: "ffff:ff:01.0", pci_ids: {vendor: "' + bad +
+                                   '", device: "0xc030", subsystem_vendor: "0x1000", subsystem_device: "0x100b"}', 1)
+    with pytest.raises(SpecError) as caught:
+        pipeline.load_spec(text)
+    assert any("pci_ids" in (p.path or "") or "vendor" in p.message for p in caught.value.problems)

@@ -265,6 +265,17 @@ def test_ib_tc_minus_one_is_not_a_tos() -> None:
     assert not errors(check_nccl_var("NCCL_IB_FIFO_TC", -1))
 
 
+@pytest.mark.parametrize(("version", "refused"), [("2.22.3", True), ("2.23.4", True), ("2.24.3", False),
+                                                  ("2.30.7", False)])
+def test_fifo_tc_minus_one_is_a_tos_before_2_24(version: str, refused: bool) -> None:
+    """2.22.3/2.23 have no -1 sentinel: ``if (ncclParamIbFifoTc() && ...)`` writes -1 as TOS 255."""
+    found = errors(check_nccl_var("NCCL_IB_FIFO_TC", -1, version))
+    assert bool(found) is refused
+    if refused:
+        assert "TOS 255" in found[0]
+    assert not errors(check_nccl_var("NCCL_IB_FIFO_TC", 0, version))
+
+
 def test_traffic_class_with_ce_bits_warns() -> None:
     [issue] = check_nccl_var("NCCL_IB_TC", 107)
     assert issue.severity == "warning" and "106" in (issue.hint or "")
