@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import resource
-import select
+import selectors
 import socket
 import struct
 import subprocess
@@ -92,7 +92,19 @@ def ping_mesh(pairs: Sequence[Pair], *, timeout: float = 5.0, resend: float = 0.
 def _exchange(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socket], timeout: float,
               resend: float) -> dict[Pair, float | None]:
     ident_of = {key: (os.getpid() + i) & 0xFFFF for i, key in enumerate(sockets)}
-    by_fd = {s.fileno(): key for key, s in sockets.items()}
+    # epoll, not select(): a pod of 128 hosts x 8 rails holds 1,024 sockets, past select()'s FD_SETSIZE.
+    selector = selectors.DefaultSelector()
+    for key, s in sockets.items():
+        selector.register(s, selectors.EVENT_READ, key)
+    try:
+        return _exchange_on(pairs, sockets, selector, ident_of, timeout, resend)
+    finally:
+        selector.close()
+
+
+def _exchange_on(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socket],
+                 selector: selectors.BaseSelector, ident_of: dict[tuple[str, str], int], timeout: float,
+                 resend: float) -> dict[Pair, float | None]:
     seq_of: dict[Pair, int] = {}
     wanted: dict[tuple[str, str, int, int], Pair] = {}
     per_source: dict[tuple[str, str], int] = {}
@@ -105,9 +117,10 @@ def _exchange(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socke
         wanted[(pair.netns, pair.source, ident_of[(pair.netns, pair.source)], seq)] = pair
     sent: dict[Pair, float] = {}
     answered: dict[Pair, float | None] = {p: None for p in pairs}
+    remaining = len(answered)  # a count, not a scan of 130k answers at every wake-up
     deadline = time.monotonic() + timeout
     next_send = 0.0
-    while time.monotonic() < deadline:
+    while remaining and time.monotonic() < deadline:
         now = time.monotonic()
         if now >= next_send:
             for pair in pairs:
@@ -118,12 +131,9 @@ def _exchange(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socke
                         sent.setdefault(pair, now)
                     except OSError:
                         pass  # unreachable now (no route, link down): resent at the next round
-            next_send = now + resend
-        if all(v is not None for v in answered.values()):
-            break
-        ready, _, _ = select.select(list(by_fd), [], [], max(0.0, min(next_send, deadline) - time.monotonic()))
-        for fd in ready:
-            netns, source = by_fd[fd]
+            next_send = time.monotonic() + resend  # from the round's end: a 130k-pair round takes a while
+        for ready, _ in selector.select(max(0.0, min(next_send, deadline) - time.monotonic())):
+            netns, source = ready.data
             s = sockets[(netns, source)]
             while True:
                 try:
@@ -136,6 +146,7 @@ def _exchange(pairs: Sequence[Pair], sockets: dict[tuple[str, str], socket.socke
                 hit = wanted.get((netns, source, reply[1], reply[2]))
                 if hit is not None and hit.destination == reply[0] and answered[hit] is None:
                     answered[hit] = time.monotonic() - sent.get(hit, time.monotonic())
+                    remaining -= 1
     return answered
 
 

@@ -140,6 +140,18 @@ def write_netns_sysctls(netns: str, values: Sequence[tuple[str, str]]) -> None:
                 raise TwinError(f"{netns}: cannot set {key}={value}: {exc.strerror}") from None
 
 
+def write_netns_proc(netns: str, values: Sequence[tuple[Path, str]]) -> None:
+    """Write ``/proc/sys`` files of one namespace (keys with a dot in a device name cannot go through ``key``)."""
+    if not values:
+        return
+    with in_netns(netns):
+        for path, value in values:
+            try:
+                path.write_text(value + "\n", encoding="ascii")
+            except OSError as exc:
+                raise TwinError(f"{netns}: cannot write {value} to {path}: {exc.strerror}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Proc:
     """A process the twin started: enough to find it again, and to be sure it is still ours."""

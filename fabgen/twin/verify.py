@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -89,11 +90,16 @@ def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
                             if (p.peer_device, p.peer_port) in in_service)
     by_rail: dict[int, list[tuple[str, str, str]]] = {}
     nic_ifname: dict[tuple[str, str], str] = {}
-    for host in topology.hosts:
-        for r in host.routes:
-            rail = r.table - 100
-            by_rail.setdefault(rail, []).append((host.netns, r.source, r.ifname))
-            nic_ifname[(host.netns, r.source)] = r.ifname
+    # From the plan, not from the host files: the files are what is under test.
+    cabled = {(link.a_device, link.a_port) for link in fabric.links}
+    for host in fabric.hosts:
+        ns = topology.netns[host.name]
+        for nic in host.nics:
+            if not nic.in_service or nic.address is None or nic.rail is None or (host.name, nic.netdev) not in cabled:
+                continue
+            source, ifname = str(ipaddress.ip_interface(nic.address).ip), topology.ifnames[host.name][nic.netdev]
+            by_rail.setdefault(nic.rail, []).append((ns, source, ifname))
+            nic_ifname[(ns, source)] = ifname
     pairs = tuple(Pair(ns, src, dst) for nics in by_rail.values() for ns, src, _ in nics
                   for other_ns, dst, _ in nics if other_ns != ns)
     return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port)
@@ -210,15 +216,20 @@ def check_route_get(exp: Expectations) -> Check:
 
     def one(ns: str) -> list[str]:
         pairs = by_ns[ns]
-        proc = system.run(["ip", "-n", ns, "-j", "-batch", "-"], check=False, timeout=30,
+        # -force: an unroutable pair must not hide the answers for the pairs after it. A failed command
+        # prints no JSON, so stderr's "Command failed -:N" lines say which answers are missing.
+        proc = system.run(["ip", "-n", ns, "-force", "-j", "-batch", "-"], check=False, timeout=30,
                           input_text="".join(f"route get {p.destination} from {p.source}\n" for p in pairs))
-        answers = _json_stream(proc.stdout)
+        failed = {int(n) - 1 for n in re.findall(r"Command failed -:(\d+)", proc.stderr)}
+        stream = iter(_json_stream(proc.stdout))
+        answers = [[] if i in failed else next(stream, []) for i in range(len(pairs))]
         bad = []
         for i, p in enumerate(pairs):
-            got = answers[i][0].get("dev") if i < len(answers) and answers[i] else None
+            got = answers[i][0].get("dev") if answers[i] else None
             want = exp.nic_ifname[(ns, p.source)]
             if got != want:
-                bad.append(f"{ns} {p.source} -> {p.destination}: leaves by {got}, want {want}")
+                bad.append(f"{ns} {p.source} -> {p.destination}: "
+                           + (f"leaves by {got}, want {want}" if got else f"no route, want {want}"))
         return bad
 
     failures = _parallel(one, sorted(by_ns))

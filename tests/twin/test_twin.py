@@ -142,3 +142,89 @@ def test_preflight_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(system, "FRR_DIR", Path("/nonexistent"))
     with pytest.raises(system.TwinError, match="FRR is not installed"):
         system.preflight()
+
+
+def _host_files(tmp_path: Path) -> Path:
+    """The lab's host network files as ``fabgen generate`` writes them, for a test to plant a bug in."""
+    tree = tmp_path / "out"
+    gen = _fabgen("generate", str(LAB), "-o", str(tree), "--only", "host-net")
+    assert gen.returncode == 0, gen.stderr
+    return tree
+
+
+def test_a_bug_planted_in_a_rendered_host_file_fails_verify(tmp_path: Path) -> None:
+    """The twin configures hosts from their files: a missing rule and a rule to the wrong table show up."""
+    require_twin()
+    before = _sysctls()
+    tree = _host_files(tmp_path)
+    netplan = tree / "hosts" / "lab01" / "netplan.yaml"
+    text = netplan.read_text()
+    rail0_rule = '        - from: "10.10.0.1/32"\n          table: 100\n          priority: 1000\n'
+    rail1_rule = '        - from: "10.10.0.65/32"\n          table: 101\n'
+    assert rail0_rule in text and rail1_rule in text
+    text = text.replace(rail0_rule, "").replace("      routing-policy:\n    \"ens2np0\"", "    \"ens2np0\"")
+    netplan.write_text(text.replace(rail1_rule, rail1_rule.replace("101", "100")))
+    out = tmp_path / "report.json"
+    proc = _fabgen("twin", "run", str(LAB), "--prefix", "fgt-hf", "--host-files", str(tree), "--no-cut",
+                   "--timeout", "5", "--json", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    checks = {c["name"]: c for c in json.loads(out.read_text())["checks"]}
+    assert checks["bgp-sessions"]["ok"] and checks["ecmp"]["ok"]  # the fabric is fine; lab01 is not
+    route_get = checks["route-get"]
+    assert not route_get["ok"] and route_get["failures_total"] == 6  # rails 0 and 1 of lab01, 3 peers each
+    lab01 = "fgt-hf-6"
+    assert all(f.startswith(f"{lab01} 10.10.0.1 -> ") or f.startswith(f"{lab01} 10.10.0.65 -> ")
+               for f in route_get["failures"])
+    assert any(f.endswith("leaves by ens1np0, want ens2np0") for f in route_get["failures"])
+    assert not checks["ping"]["ok"]
+    _assert_nothing_left("fgt-hf", before)
+
+
+def test_a_wrong_gateway_in_a_host_file_fails_verify_or_stops_up(tmp_path: Path) -> None:
+    """An on-link but wrong gateway (the NIC's own address) boots and fails the pings from that NIC; an
+    off-link one is refused by the kernel at ``up``, with the file and the command named."""
+    require_twin()
+    before = _sysctls()
+    tree = _host_files(tmp_path)
+    netplan = tree / "hosts" / "lab01" / "netplan.yaml"
+    text = netplan.read_text()
+    assert text.count('via: "10.10.0.128"') == 2  # rail 2's backend and loopback routes
+    netplan.write_text(text.replace('via: "10.10.0.128"', 'via: "10.10.0.129"', 1))
+    out = tmp_path / "report.json"
+    proc = _fabgen("twin", "run", str(LAB), "--prefix", "fgt-gw", "--host-files", str(tree), "--no-cut",
+                   "--timeout", "5", "--json", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    checks = {c["name"]: c for c in json.loads(out.read_text())["checks"]}
+    assert checks["route-get"]["ok"]  # it leaves by the right NIC, towards a gateway that is not there
+    ping = checks["ping"]
+    assert not ping["ok"] and ping["failures_total"] == 3 * 2  # lab01 rail 2 to 3 peers, and their replies
+    assert {f.split(" -> ")[0] for f in ping["failures"]} >= {"fgt-gw-6 10.10.0.129"}
+    _assert_nothing_left("fgt-gw", before)
+
+    netplan.write_text(text.replace('via: "10.10.0.128"', 'via: "10.10.0.200"', 1))  # not on the NIC's /31
+    proc = _fabgen("twin", "up", str(LAB), "--prefix", "fgt-gw", "--host-files", str(tree))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "lab01: its host files (hosts/lab01/netplan.yaml, hosts/lab01/sysctl.conf) do not apply" in line
+    assert "'ip route add 10.10.0.0/24 via 10.10.0.200 dev ens3np0 src 10.10.0.129 table 102'" in line
+    _assert_nothing_left("fgt-gw", before)
+
+
+def test_host_sysctls_come_from_the_sysctl_file(tmp_path: Path) -> None:
+    """Per-namespace keys of the rendered sysctl.conf are set in the host's namespace, a planted change too."""
+    require_twin()
+    before = _sysctls()
+    tree = _host_files(tmp_path)
+    sysctl = tree / "hosts" / "lab02" / "sysctl.conf"
+    sysctl.write_text(sysctl.read_text().replace("ens2np0.rp_filter = 2", "ens2np0.rp_filter = 1"))
+    prefix = "fgt-sc"
+    try:
+        assert _fabgen("twin", "up", str(LAB), "--prefix", prefix, "--host-files", str(tree)).returncode == 0
+        with system.in_netns(f"{prefix}-7"):  # lab02
+            got = {(dev, key): system.read_sysctl(f"net.ipv4.conf.{dev}.{key}")
+                   for dev in ("ens1np0", "ens2np0") for key in ("arp_ignore", "arp_announce", "rp_filter")}
+    finally:
+        assert _fabgen("twin", "down", str(LAB), "--prefix", prefix).returncode == 0
+    assert got == {("ens1np0", "arp_ignore"): "1", ("ens1np0", "arp_announce"): "2", ("ens1np0", "rp_filter"): "2",
+                   ("ens2np0", "arp_ignore"): "1", ("ens2np0", "arp_announce"): "2", ("ens2np0", "rp_filter"): "1"}
+    _assert_nothing_left(prefix, before)
