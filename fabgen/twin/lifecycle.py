@@ -19,7 +19,8 @@ import pwd
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,14 +123,14 @@ def _up(fabric: FabricPlan, topology: TwinTopology, setups: dict[str, HostSetup]
 
     ip_batch([f"link add {c.a_ifname} mtu {c.a_mtu} netns {c.a_netns} type veth peer name {c.b_ifname} "
               f"mtu {c.b_mtu} netns {c.b_netns}" for c in topology.cables], timeout=timeout)
-    for node in topology.switches:
-        ip_batch(_node_commands(node), node.netns, timeout=timeout)
+    _each(lambda node: ip_batch(_node_commands(node), node.netns, timeout=timeout), topology.switches)
     start = _lap(result, "links", start)
     log(f"{len(topology.cables)} veth pairs")
 
+    # Hosts before FRR, not beside it: run together, each of the hosts' ip batches and zebra's start-up
+    # netlink dumps queued behind the other on the kernel's rtnl lock (hosts took 17.8 s instead of 4 at 128x8).
     _configure_hosts(topology, setups, log, timeout)
     start = _lap(result, "hosts", start)
-
     _start_frr(fabric, topology, state, timeout)
     _lap(result, "frr", start)
     state.status = "up"
@@ -151,11 +152,22 @@ def _node_commands(node: Node) -> list[str]:
     return commands
 
 
+WORKERS = 4
+"""Namespaces configured at once: each is an ``ip`` process, and their start-up overlaps the kernel's work."""
+
+
+def _each(fn: Callable[[Node], None], nodes: Sequence[Node]) -> None:
+    """``fn`` on every node, ``WORKERS`` at a time; the first failure is raised once all have finished."""
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        for future in [pool.submit(fn, node) for node in nodes]:
+            future.result()
+
+
 def _configure_hosts(topology: TwinTopology, setups: dict[str, HostSetup], log: Log, timeout: float) -> None:
     """Each host namespace as its files say: sysctls first (before its NICs are up), then one ``ip`` batch."""
-    files = 0
     skipped: set[str] = set()
-    for node in topology.hosts:
+
+    def one(node: Node) -> None:
         setup = setups[node.device]
         ifnames = topology.ifnames[node.device]
         values, not_applied = namespace_sysctls(setup, ifnames)
@@ -167,7 +179,9 @@ def _configure_hosts(topology: TwinTopology, setups: dict[str, HostSetup], log: 
         if proc.returncode != 0:
             raise TwinError(f"{node.device}: its host files ({', '.join(setup.files)}) do not apply: "
                             f"{_batch_failure(proc.stderr, commands)}")
-        files += len(setup.files)
+
+    _each(one, topology.hosts)
+    files = sum(len(setups[n.device].files) for n in topology.hosts)
     log(f"{len(topology.hosts)} hosts from {files} host network files")
     if skipped:
         log(f"not applied (not per network namespace): {', '.join(sorted(skipped))}")

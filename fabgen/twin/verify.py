@@ -19,14 +19,18 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import socket
+import struct
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fabgen.plan import FabricPlan
 from fabgen.twin import system
+from fabgen.twin.netlink import main_routes
 from fabgen.twin.probe import Pair, ping_mesh, ping_tool
 from fabgen.twin.state import TwinState
 from fabgen.twin.topology import TwinTopology
@@ -117,7 +121,7 @@ def _vtysh_summary(netns: str, state: TwinState) -> dict[str, Any]:
 
 
 def _parallel(fn: Callable[[str], Any], keys: Sequence[str]) -> dict[str, Any]:
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=16) as pool:
         return dict(zip(keys, pool.map(fn, keys), strict=True))
 
 
@@ -135,18 +139,9 @@ def _session_failures(exp: Expectations, state: TwinState) -> tuple[int, list[st
     return good, bad
 
 
-def _routes(netns: str) -> list[dict[str, Any]]:
-    proc = system.run(["ip", "-n", netns, "-j", "route", "show"], check=False, timeout=10)
-    try:
-        data = json.loads(proc.stdout or "[]")
-    except ValueError:
-        return []
-    return data if isinstance(data, list) else []
-
-
 def _ecmp_failures(exp: Expectations, missing: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:
     """Leaves whose routes to other leaves' host subnets do not use exactly their (remaining) uplinks."""
-    tables = _parallel(_routes, list(exp.leaf_uplinks))
+    tables = {ns: main_routes(ns) for ns in exp.leaf_uplinks}  # in-process netlink dumps: no ip, no JSON
     good, bad = 0, []
     for ns, uplinks in exp.leaf_uplinks.items():
         want = set(uplinks) - (missing or {}).get(ns, set())
@@ -168,22 +163,58 @@ def _ecmp_failures(exp: Expectations, missing: dict[str, set[str]] | None = None
     return good, bad
 
 
-def _poll(check: Check, probe: Callable[[], tuple[int, list[str]]], expected: int, timeout: float) -> Check:
-    start = time.monotonic()
+def _poll(check: Check, probe: Callable[[], tuple[int, list[str]]], expected: int, timeout: float,
+          started: float | None = None) -> Check:
+    """Probe until it passes or ``timeout`` has passed since ``started``, backing off from 50 ms to POLL_S."""
+    start = time.monotonic() if started is None else started
     check.expected = expected
+    delay = 0.05
     while True:
         check.passed, check.failures = probe()
         if not check.failures or time.monotonic() - start > timeout:
             break
-        time.sleep(POLL_S)
+        time.sleep(delay)
+        delay = min(POLL_S, delay * 2)
     check.seconds = time.monotonic() - start
     check.ok = not check.failures and check.passed == expected
     return check
 
 
+def _tcp_peers(netns: str) -> set[str]:
+    """Remote addresses of the namespace's ESTABLISHED TCP connections to or from port 179 (bgp)."""
+    with system.in_netns(netns):
+        lines = Path("/proc/thread-self/net/tcp").read_text(encoding="ascii").splitlines()[1:]
+    peers = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 4 or fields[3] != "01":
+            continue
+        local_port, (remote, remote_port) = fields[1].partition(":")[2], fields[2].split(":")
+        if "00B3" in (local_port, remote_port):
+            peers.add(socket.inet_ntoa(struct.pack("=I", int(remote, 16))))  # the kernel prints it in host order
+    return peers
+
+
+def _wait_for_tcp(exp: Expectations, deadline: float) -> None:
+    """Wait, cheaply, until every planned session has its TCP connection; bgpd's word is still asked after.
+
+    One ``vtysh`` per switch and poll costs seconds at 48 switches and takes CPU from the very daemons that
+    are converging; reading /proc/net/tcp in each namespace costs microseconds.
+    """
+    pending = {ns: set(wanted) for ns, wanted in exp.neighbors.items() if wanted}
+    delay = 0.05
+    while pending and time.monotonic() < deadline:
+        pending = {ns: left for ns, wanted in pending.items() if (left := wanted - _tcp_peers(ns))}
+        if pending:
+            time.sleep(delay)
+            delay = min(POLL_S, delay * 2)
+
+
 def check_sessions(exp: Expectations, state: TwinState, timeout: float, name: str = "bgp-sessions") -> Check:
     total = sum(len(v) for v in exp.neighbors.values())
-    return _poll(Check(name), lambda: _session_failures(exp, state), total, timeout)
+    start = time.monotonic()
+    _wait_for_tcp(exp, start + timeout)
+    return _poll(Check(name), lambda: _session_failures(exp, state), total, timeout, started=start)
 
 
 def check_ecmp(exp: Expectations, timeout: float, name: str = "ecmp",

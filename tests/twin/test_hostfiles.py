@@ -130,3 +130,16 @@ def test_host_files_from_a_generated_tree_are_read_and_a_missing_one_is_refused(
     (tree / "hosts" / "lab03" / "sysctl.conf").unlink()
     with pytest.raises(TwinError, match=r"lab03/sysctl\.conf: cannot read"):
         host_setups(fabric, ["lab03"], tree)
+
+
+def test_next_hop_interfaces_are_read_with_and_without_the_uniform_stride() -> None:
+    """``rtnexthop`` entries of one length are sliced; mixed lengths take the walk; both give the same indexes."""
+    import struct
+
+    from fabgen.twin.netlink import _hop_ifindexes
+
+    gateway = struct.pack("=HH4s", 8, 5, bytes(4))  # RTA_GATEWAY
+    uniform = b"".join(struct.pack("=HBBi", 16, 0, 0, i) + gateway for i in (7, 9, 11))
+    assert _hop_ifindexes(b"\0" * 4 + uniform, 4, len(uniform)) == [7, 9, 11]
+    mixed = struct.pack("=HBBi", 8, 0, 0, 3) + struct.pack("=HBBi", 16, 0, 0, 5) + gateway
+    assert _hop_ifindexes(b"\0" * 4 + mixed, 4, len(mixed)) == [3, 5]

@@ -14,6 +14,7 @@ from twin_support import LAB, POD32, ROOT, require_twin
 
 from fabgen.twin import system
 from fabgen.twin.lifecycle import NEIGH_KEYS
+from fabgen.twin.netlink import main_routes
 
 FABGEN = [sys.executable, "-m", "fabgen.cli"]
 STATE_ROOT = Path("/run/fabgen-twin")
@@ -82,6 +83,19 @@ def test_pod32_boots_converges_verifies_and_leaves_nothing(tmp_path: Path) -> No
     assert checks["ecmp"]["passed"] == checks["ecmp"]["expected"] == 16 * 15 * 16
 
 
+def _netlink_matches_ip(namespaces: list[str]) -> None:
+    """verify reads kernel tables over its own netlink code: it must see what ``ip -j route show`` sees."""
+    for ns in namespaces:
+        shown = json.loads(subprocess.run(["ip", "-n", ns, "-j", "route", "show"], capture_output=True, text=True,
+                                          check=True).stdout)
+
+        def key(route: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+            dst = route["dst"] if route["dst"] == "default" or "/" in route["dst"] else route["dst"] + "/32"
+            return dst, tuple(sorted(h["dev"] for h in route.get("nexthops") or [route]))
+
+        assert shown and sorted(map(key, main_routes(ns))) == sorted(map(key, shown)), ns
+
+
 def test_a_host_without_its_source_rule_fails_verify_and_down_still_cleans(tmp_path: Path) -> None:
     require_twin()
     before = _sysctls()
@@ -90,6 +104,7 @@ def test_a_host_without_its_source_rule_fails_verify_and_down_still_cleans(tmp_p
         up = _fabgen("twin", "up", str(LAB), "--prefix", prefix)
         assert up.returncode == 0, up.stderr
         assert _fabgen("twin", "up", str(LAB), "--prefix", prefix).returncode == 2, "a second up is refused"
+        _netlink_matches_ip([f"{prefix}-{n}" for n in range(10)])
         lab01 = f"{prefix}-6"
         subprocess.run(["ip", "-n", lab01, "rule", "del", "priority", "1000"], check=True)  # rail 0's rule
         out = tmp_path / "verify.json"
