@@ -121,8 +121,12 @@ def _up(fabric: FabricPlan, topology: TwinTopology, setups: dict[str, HostSetup]
     start = _lap(result, "namespaces", start)
     log(f"{len(state.netns)} namespaces")
 
-    ip_batch([f"link add {c.a_ifname} mtu {c.a_mtu} netns {c.a_netns} type veth peer name {c.b_ifname} "
-              f"mtu {c.b_mtu} netns {c.b_netns}" for c in topology.cables], timeout=timeout)
+    veths = [f"link add {c.a_ifname} mtu {c.a_mtu} netns {c.a_netns} type veth peer name {c.b_ifname} "
+             f"mtu {c.b_mtu} netns {c.b_netns}" for c in topology.cables]
+    size = -(-len(veths) // WORKERS)
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        for future in [pool.submit(ip_batch, veths[k:k + size], timeout=timeout) for k in range(0, len(veths), size)]:
+            future.result()
     _each(lambda node: ip_batch(_node_commands(node), node.netns, timeout=timeout), topology.switches)
     start = _lap(result, "links", start)
     log(f"{len(topology.cables)} veth pairs")
@@ -295,7 +299,7 @@ def down(state: TwinState) -> DownResult:
     possible) and reports what it could not remove.
     """
     result = DownResult()
-    survivors = system.stop(state.procs)
+    survivors = system.stop(state.procs, graceful=False)  # FRR's state lives in the namespaces about to go
     result.killed = len(state.procs) - len(survivors)
     result.problems += [f"process {p.pid} ({p.name} in {p.netns}) survived SIGKILL" for p in survivors]
     present = netns_list()

@@ -202,12 +202,22 @@ def alive(proc: Proc) -> bool:
     return now is not None and now == proc.start  # 0 (never seen alive) matches nothing
 
 
-def stop(procs: Sequence[Proc], *, timeout: float = 5.0) -> list[Proc]:
-    """SIGTERM every still-ours process, wait up to ``timeout``, SIGKILL the rest; return those that survive."""
+def stop(procs: Sequence[Proc], *, timeout: float = 5.0, graceful: bool = True) -> list[Proc]:
+    """SIGTERM every still-ours process, wait up to ``timeout``, SIGKILL the rest; return those that survive.
+
+    ``graceful=False`` freezes them all (SIGSTOP) and then kills them: for daemons whose state dies with
+    their namespace anyway. A twin's bgpd that exits gracefully notifies its peers, which recompute and
+    withdraw while they wait for their own SIGTERM: 5.6 s of routing churn at 48 switches, for nothing.
+    """
     mine = [p for p in procs if alive(p)]
-    for p in mine:
-        _signal(p, signal.SIGTERM)
     deadline = time.monotonic() + timeout
+    if graceful:
+        for p in mine:
+            _signal(p, signal.SIGTERM)
+    else:
+        for p in mine:
+            _signal(p, signal.SIGSTOP)  # no daemon sees another go
+        deadline = time.monotonic()
     while time.monotonic() < deadline and any(alive(p) for p in mine):
         time.sleep(0.02)
     for p in mine:
