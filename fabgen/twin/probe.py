@@ -15,6 +15,7 @@ the plan. ``verify`` also runs the real ``ping -I`` once per NIC
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import os
 import resource
@@ -193,11 +194,30 @@ class _Exchange:
         return self.answered
 
 
-def ping_tool(netns: str, source: str, destination: str, *, timeout: float = 3.0) -> bool:
-    """The real ``ping -I SOURCE`` inside ``netns``: one echo, bounded."""
+ICMP_OVERHEAD = 20 + 8
+"""IPv4 and ICMP headers: ``ping -s`` of MTU - 28 makes a packet of exactly the MTU."""
+SIOCGIFMTU = 0x8921
+
+
+def interface_mtu(netns: str, ifname: str) -> int | None:
+    """The MTU of ``ifname`` in ``netns`` (SIOCGIFMTU on a socket made there), ``None`` when it does not exist."""
+    with in_netns(netns):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        answer = fcntl.ioctl(sock, SIOCGIFMTU, struct.pack("16si", ifname.encode()[:15], 0))
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    return int(struct.unpack("16si", answer)[1])
+
+
+def ping_tool(netns: str, source: str, destination: str, *, timeout: float = 3.0, size: int | None = None) -> bool:
+    """The real ``ping -I SOURCE`` inside ``netns``: one echo, bounded; with ``size``, that payload and DF set."""
     ipaddress.ip_address(source), ipaddress.ip_address(destination)  # never an option or a name
     wait = max(1, int(timeout))
-    argv = [PING, "-n", "-q", "-c", "1", "-W", str(wait), "-I", source, destination]
+    argv = [PING, "-n", "-q", "-c", "1", "-W", str(wait), "-I", source,
+            *(["-M", "do", "-s", str(int(size))] if size is not None else []), destination]
     try:
         # Forked from a thread inside the namespace, ping starts there (a child takes its parent thread's
         # namespaces): no ``ip netns exec``, whose mount namespace and sysfs remount cost 10 ms per ping.

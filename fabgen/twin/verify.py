@@ -31,7 +31,7 @@ from typing import Any
 from fabgen.plan import FabricPlan
 from fabgen.twin import system
 from fabgen.twin.netlink import main_routes
-from fabgen.twin.probe import Pair, ping_mesh, ping_tool
+from fabgen.twin.probe import ICMP_OVERHEAD, Pair, interface_mtu, ping_mesh, ping_tool
 from fabgen.twin.state import TwinState
 from fabgen.twin.topology import TwinTopology
 
@@ -71,6 +71,8 @@ class Expectations:
     """``{(host netns, source address): ifname}``."""
     uplink_port: dict[tuple[str, str], tuple[str, str]]
     """``{(leaf netns, ifname): (leaf device, port)}``."""
+    nic_mtu: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``{(host netns, source address): the plan's backend MTU}`` (``Host.network``)."""
 
 
 def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
@@ -94,10 +96,13 @@ def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
                             if (p.peer_device, p.peer_port) in in_service)
     by_rail: dict[int, list[tuple[str, str, str]]] = {}
     nic_ifname: dict[tuple[str, str], str] = {}
+    nic_mtu: dict[tuple[str, str], int] = {}
     # From the plan, not from the host files: the files are what is under test.
     cabled = {(link.a_device, link.a_port) for link in fabric.links}
     for host in fabric.hosts:
         ns = topology.netns[host.name]
+        for iface in host.network.interfaces if host.network else ():
+            nic_mtu[(ns, iface.address.partition("/")[0])] = iface.mtu
         for nic in host.nics:
             if not nic.in_service or nic.address is None or nic.rail is None or (host.name, nic.netdev) not in cabled:
                 continue
@@ -106,7 +111,7 @@ def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
             nic_ifname[(ns, source)] = ifname
     pairs = tuple(Pair(ns, src, dst) for nics in by_rail.values() for ns, src, _ in nics
                   for other_ns, dst, _ in nics if other_ns != ns)
-    return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port)
+    return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port, nic_mtu)
 
 
 def _vtysh_summary(netns: str, state: TwinState) -> dict[str, Any]:
@@ -285,16 +290,41 @@ def _json_stream(text: str) -> list[list[dict[str, Any]]]:
     return out
 
 
+def check_host_mtu(exp: Expectations) -> Check:
+    """Each in-service host NIC's MTU, as its host files set it, is the plan's backend MTU."""
+    start = time.monotonic()
+    check = Check("host-mtu", expected=len(exp.nic_ifname))
+    for (ns, source), ifname in sorted(exp.nic_ifname.items()):
+        want, got = exp.nic_mtu.get((ns, source)), interface_mtu(ns, ifname)
+        if got != want:
+            check.failures.append(f"{ns} {ifname} ({source}): MTU {got}, the plan's is {want}")
+    check.passed = check.expected - len(check.failures)
+    check.ok = not check.failures
+    check.seconds = time.monotonic() - start
+    return check
+
+
 def check_ping_tool(exp: Expectations) -> Check:
-    """One real ``ping -I SRC`` per source NIC, to its first same-rail peer."""
+    """One real ``ping -I SRC`` per source NIC to its first same-rail peer, full-size at the plan's MTU with DF.
+
+    Full-size and unfragmentable, so the path really carries the host's MTU: a host file with a smaller
+    one fails here (and at ``host-mtu``).
+    """
     start = time.monotonic()
     firsts: dict[tuple[str, str], Pair] = {}
     for p in exp.pairs:
         firsts.setdefault((p.netns, p.source), p)
     check = Check("ping-tool", expected=len(firsts))
+
+    def one(p: Pair) -> tuple[Pair, int | None, bool]:
+        mtu = exp.nic_mtu.get((p.netns, p.source))
+        size = mtu - ICMP_OVERHEAD if mtu else None
+        return p, size, ping_tool(p.netns, p.source, p.destination, size=size)
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda p: (p, ping_tool(p.netns, p.source, p.destination)), firsts.values()))
-    check.failures = [f"{p.netns} ping -I {p.source} {p.destination}: failed" for p, ok in results if not ok]
+        results = list(pool.map(one, firsts.values()))
+    check.failures = [f"{p.netns} ping -I {p.source}{f' -M do -s {size}' if size else ''} {p.destination}: failed"
+                      for p, size, ok in results if not ok]
     check.passed = check.expected - len(check.failures)
     check.ok = not check.failures
     check.seconds = time.monotonic() - start
@@ -342,7 +372,8 @@ def verify(fabric: FabricPlan, topology: TwinTopology, state: TwinState, *, time
     log(_line(checks[-1]))
     checks.append(check_ecmp(exp, timeout))
     log(_line(checks[-1]))
-    for check in (check_ping(exp, min(timeout, 10.0)), check_route_get(exp), check_ping_tool(exp)):
+    for check in (check_ping(exp, min(timeout, 10.0)), check_route_get(exp), check_host_mtu(exp),
+                  check_ping_tool(exp)):
         checks.append(check)
         log(_line(check))
     if cable_cut:

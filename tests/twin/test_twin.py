@@ -179,6 +179,10 @@ def test_a_bug_planted_in_a_rendered_host_file_fails_verify(tmp_path: Path) -> N
     assert rail0_rule in text and rail1_rule in text
     text = text.replace(rail0_rule, "").replace("      routing-policy:\n    \"ens2np0\"", "    \"ens2np0\"")
     netplan.write_text(text.replace(rail1_rule, rail1_rule.replace("101", "100")))
+    lab02 = tree / "hosts" / "lab02" / "netplan.yaml"
+    rails = lab02.read_text().split("mtu: 4200")
+    assert len(rails) == 5  # rails 0-3; rail 2's first peer is lab01's rail 2, which this test leaves intact
+    lab02.write_text("mtu: 4200".join(rails[:3]) + "mtu: 1500" + "mtu: 4200".join(rails[3:]))
     out = tmp_path / "report.json"
     proc = _fabgen("twin", "run", str(LAB), "--prefix", "fgt-hf", "--host-files", str(tree), "--no-cut",
                    "--timeout", "5", "--json", str(out))
@@ -192,6 +196,11 @@ def test_a_bug_planted_in_a_rendered_host_file_fails_verify(tmp_path: Path) -> N
                for f in route_get["failures"])
     assert any(f.endswith("leaves by ens1np0, want ens2np0") for f in route_get["failures"])
     assert not checks["ping"]["ok"]
+    # lab02's small MTU: small pings pass, the full-size DF ping and the MTU check do not.
+    assert checks["host-mtu"]["failures"] == ["fgt-hf-7 ens3np0 (10.10.0.131): MTU 1500, the plan's is 4200"]
+    tool = checks["ping-tool"]["failures"]
+    assert "fgt-hf-7 ping -I 10.10.0.131 -M do -s 4172 10.10.0.129: failed" in tool
+    assert not any(f.startswith("fgt-hf-7 ping -I 10.10.0.195 ") for f in tool)  # lab02's rail 3, untouched
     _assert_nothing_left("fgt-hf", before)
 
 
