@@ -60,7 +60,8 @@ def run_scenario(name: str, prefix: str | None = None) -> dict[str, Any]:
     checks = {c["name"]: c for c in report.get("checks", [])}
     return {"scenario": name, "ok": report.get("ok", False), "wall_s": round(wall, 2),
             "namespaces": len(report.get("namespaces", {})), "timings_s": report.get("timings_s", {}),
-            "pings": checks.get("ping", {}).get("expected", 0), "load": [round(load_before, 1), round(load_after, 1)],
+            "pings": checks.get("ping", {}).get("expected", 0),
+            "checks_s": {n: c.get("seconds", 0) for n, c in checks.items()}, "load": [round(load_before, 1), round(load_after, 1)],
             "cpus": os.cpu_count() or 0}
 
 

@@ -140,6 +140,6 @@ def test_next_hop_interfaces_are_read_with_and_without_the_uniform_stride() -> N
 
     gateway = struct.pack("=HH4s", 8, 5, bytes(4))  # RTA_GATEWAY
     uniform = b"".join(struct.pack("=HBBi", 16, 0, 0, i) + gateway for i in (7, 9, 11))
-    assert _hop_ifindexes(b"\0" * 4 + uniform, 4, len(uniform)) == [7, 9, 11]
+    assert _hop_ifindexes(b"\0" * 4 + uniform, 4, len(uniform)) == (7, 9, 11)
     mixed = struct.pack("=HBBi", 8, 0, 0, 3) + struct.pack("=HBBi", 16, 0, 0, 5) + gateway
-    assert _hop_ifindexes(b"\0" * 4 + mixed, 4, len(mixed)) == [3, 5]
+    assert _hop_ifindexes(b"\0" * 4 + mixed, 4, len(mixed)) == (3, 5)
