@@ -62,7 +62,9 @@ def _up(args: argparse.Namespace, report: dict[str, Any]) -> Any:
 
     _, fabric, digest, prefix = _load(args)
     say = _say(args)
-    result = up(fabric, spec=str(args.spec), spec_sha256=digest, prefix=prefix, log=say, timeout=args.timeout)
+    host_files = Path(args.host_files) if args.host_files else None
+    result = up(fabric, spec=str(args.spec), spec_sha256=digest, prefix=prefix, log=say, timeout=args.timeout,
+                host_files=host_files)
     say(f"twin {prefix} up in {result.timings_s['up']:.2f} s: " + ", ".join(
         f"{k} {v:.2f} s" for k, v in result.timings_s.items() if k != "up"))
     report.update(prefix=prefix, spec=str(args.spec), **_topology_report(result.topology),
@@ -179,5 +181,9 @@ def register(command: CommandFactory) -> None:
         p.add_argument("--timeout", type=float, default=30.0, metavar="S",
                        help="bound of each wait and each polled check, in seconds (default: 30)")
         p.add_argument("-q", "--quiet", action="store_true")
+        if name in ("up", "run"):
+            p.add_argument("--host-files", metavar="DIR",
+                           help="configure the hosts from the host network files under DIR (a 'fabgen generate' "
+                                "output) instead of rendering them afresh")
         if name in ("verify", "run"):
             p.add_argument("--no-cut", action="store_true", help="skip the cable cut and restore")

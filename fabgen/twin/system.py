@@ -140,6 +140,18 @@ def write_netns_sysctls(netns: str, values: Sequence[tuple[str, str]]) -> None:
                 raise TwinError(f"{netns}: cannot set {key}={value}: {exc.strerror}") from None
 
 
+def write_netns_proc(netns: str, values: Sequence[tuple[Path, str]]) -> None:
+    """Write ``/proc/sys`` files of one namespace (keys with a dot in a device name cannot go through ``key``)."""
+    if not values:
+        return
+    with in_netns(netns):
+        for path, value in values:
+            try:
+                path.write_text(value + "\n", encoding="ascii")
+            except OSError as exc:
+                raise TwinError(f"{netns}: cannot write {value} to {path}: {exc.strerror}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Proc:
     """A process the twin started: enough to find it again, and to be sure it is still ours."""
@@ -190,12 +202,22 @@ def alive(proc: Proc) -> bool:
     return now is not None and now == proc.start  # 0 (never seen alive) matches nothing
 
 
-def stop(procs: Sequence[Proc], *, timeout: float = 5.0) -> list[Proc]:
-    """SIGTERM every still-ours process, wait up to ``timeout``, SIGKILL the rest; return those that survive."""
+def stop(procs: Sequence[Proc], *, timeout: float = 5.0, graceful: bool = True) -> list[Proc]:
+    """SIGTERM every still-ours process, wait up to ``timeout``, SIGKILL the rest; return those that survive.
+
+    ``graceful=False`` freezes them all (SIGSTOP) and then kills them: for daemons whose state dies with
+    their namespace anyway. A twin's bgpd that exits gracefully notifies its peers, which recompute and
+    withdraw while they wait for their own SIGTERM: 5.6 s of routing churn at 48 switches, for nothing.
+    """
     mine = [p for p in procs if alive(p)]
-    for p in mine:
-        _signal(p, signal.SIGTERM)
     deadline = time.monotonic() + timeout
+    if graceful:
+        for p in mine:
+            _signal(p, signal.SIGTERM)
+    else:
+        for p in mine:
+            _signal(p, signal.SIGSTOP)  # no daemon sees another go
+        deadline = time.monotonic()
     while time.monotonic() < deadline and any(alive(p) for p in mine):
         time.sleep(0.02)
     for p in mine:

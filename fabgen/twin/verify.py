@@ -18,15 +18,20 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
+import socket
+import struct
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fabgen.plan import FabricPlan
 from fabgen.twin import system
-from fabgen.twin.probe import Pair, ping_mesh, ping_tool
+from fabgen.twin.netlink import main_routes
+from fabgen.twin.probe import ICMP_OVERHEAD, Pair, interface_mtu, ping_mesh, ping_tool
 from fabgen.twin.state import TwinState
 from fabgen.twin.topology import TwinTopology
 
@@ -66,6 +71,8 @@ class Expectations:
     """``{(host netns, source address): ifname}``."""
     uplink_port: dict[tuple[str, str], tuple[str, str]]
     """``{(leaf netns, ifname): (leaf device, port)}``."""
+    nic_mtu: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``{(host netns, source address): the plan's backend MTU}`` (``Host.network``)."""
 
 
 def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
@@ -89,14 +96,22 @@ def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
                             if (p.peer_device, p.peer_port) in in_service)
     by_rail: dict[int, list[tuple[str, str, str]]] = {}
     nic_ifname: dict[tuple[str, str], str] = {}
-    for host in topology.hosts:
-        for r in host.routes:
-            rail = r.table - 100
-            by_rail.setdefault(rail, []).append((host.netns, r.source, r.ifname))
-            nic_ifname[(host.netns, r.source)] = r.ifname
+    nic_mtu: dict[tuple[str, str], int] = {}
+    # From the plan, not from the host files: the files are what is under test.
+    cabled = {(link.a_device, link.a_port) for link in fabric.links}
+    for host in fabric.hosts:
+        ns = topology.netns[host.name]
+        for iface in host.network.interfaces if host.network else ():
+            nic_mtu[(ns, iface.address.partition("/")[0])] = iface.mtu
+        for nic in host.nics:
+            if not nic.in_service or nic.address is None or nic.rail is None or (host.name, nic.netdev) not in cabled:
+                continue
+            source, ifname = str(ipaddress.ip_interface(nic.address).ip), topology.ifnames[host.name][nic.netdev]
+            by_rail.setdefault(nic.rail, []).append((ns, source, ifname))
+            nic_ifname[(ns, source)] = ifname
     pairs = tuple(Pair(ns, src, dst) for nics in by_rail.values() for ns, src, _ in nics
                   for other_ns, dst, _ in nics if other_ns != ns)
-    return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port)
+    return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port, nic_mtu)
 
 
 def _vtysh_summary(netns: str, state: TwinState) -> dict[str, Any]:
@@ -111,7 +126,7 @@ def _vtysh_summary(netns: str, state: TwinState) -> dict[str, Any]:
 
 
 def _parallel(fn: Callable[[str], Any], keys: Sequence[str]) -> dict[str, Any]:
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=16) as pool:
         return dict(zip(keys, pool.map(fn, keys), strict=True))
 
 
@@ -129,55 +144,83 @@ def _session_failures(exp: Expectations, state: TwinState) -> tuple[int, list[st
     return good, bad
 
 
-def _routes(netns: str) -> list[dict[str, Any]]:
-    proc = system.run(["ip", "-n", netns, "-j", "route", "show"], check=False, timeout=10)
-    try:
-        data = json.loads(proc.stdout or "[]")
-    except ValueError:
-        return []
-    return data if isinstance(data, list) else []
-
-
 def _ecmp_failures(exp: Expectations, missing: dict[str, set[str]] | None = None) -> tuple[int, list[str]]:
     """Leaves whose routes to other leaves' host subnets do not use exactly their (remaining) uplinks."""
-    tables = _parallel(_routes, list(exp.leaf_uplinks))
     good, bad = 0, []
     for ns, uplinks in exp.leaf_uplinks.items():
         want = set(uplinks) - (missing or {}).get(ns, set())
-        routes = {r.get("dst"): r for r in tables[ns]}
+        routes = dict(main_routes(ns))  # an in-process netlink dump: no ip process, no JSON
+        verdicts: dict[tuple[str, ...], bool] = {}  # routes share their hop tuples: judge each once
         for other, subnets in exp.leaf_subnets.items():
             if other == ns:
                 continue
             for subnet in subnets:
-                route = routes.get(subnet)
-                if route is None:
+                devs = routes.get(subnet)
+                if devs is None:
                     bad.append(f"{ns}: no route to {subnet}")
                     continue
-                hops = route.get("nexthops") or [route]
-                devs = {h.get("dev") for h in hops}
-                if devs == want and len(hops) == len(want):
+                ok = verdicts.get(devs)
+                if ok is None:
+                    ok = verdicts[devs] = set(devs) == want and len(devs) == len(want)
+                if ok:
                     good += 1
                 else:
-                    bad.append(f"{ns}: {subnet} via {sorted(str(d) for d in devs)}, want {sorted(want)}")
+                    bad.append(f"{ns}: {subnet} via {sorted(devs)}, want {sorted(want)}")
     return good, bad
 
 
-def _poll(check: Check, probe: Callable[[], tuple[int, list[str]]], expected: int, timeout: float) -> Check:
-    start = time.monotonic()
+def _poll(check: Check, probe: Callable[[], tuple[int, list[str]]], expected: int, timeout: float,
+          started: float | None = None) -> Check:
+    """Probe until it passes or ``timeout`` has passed since ``started``, backing off from 50 ms to POLL_S."""
+    start = time.monotonic() if started is None else started
     check.expected = expected
+    delay = 0.05
     while True:
         check.passed, check.failures = probe()
         if not check.failures or time.monotonic() - start > timeout:
             break
-        time.sleep(POLL_S)
+        time.sleep(delay)
+        delay = min(POLL_S, delay * 2)
     check.seconds = time.monotonic() - start
     check.ok = not check.failures and check.passed == expected
     return check
 
 
+def _tcp_peers(netns: str) -> set[str]:
+    """Remote addresses of the namespace's ESTABLISHED TCP connections to or from port 179 (bgp)."""
+    with system.in_netns(netns):
+        lines = Path("/proc/thread-self/net/tcp").read_text(encoding="ascii").splitlines()[1:]
+    peers = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 4 or fields[3] != "01":
+            continue
+        local_port, (remote, remote_port) = fields[1].partition(":")[2], fields[2].split(":")
+        if "00B3" in (local_port, remote_port):
+            peers.add(socket.inet_ntoa(struct.pack("=I", int(remote, 16))))  # the kernel prints it in host order
+    return peers
+
+
+def _wait_for_tcp(exp: Expectations, deadline: float) -> None:
+    """Wait, cheaply, until every planned session has its TCP connection; bgpd's word is still asked after.
+
+    One ``vtysh`` per switch and poll costs seconds at 48 switches and takes CPU from the very daemons that
+    are converging; reading /proc/net/tcp in each namespace costs microseconds.
+    """
+    pending = {ns: set(wanted) for ns, wanted in exp.neighbors.items() if wanted}
+    delay = 0.05
+    while pending and time.monotonic() < deadline:
+        pending = {ns: left for ns, wanted in pending.items() if (left := wanted - _tcp_peers(ns))}
+        if pending:
+            time.sleep(delay)
+            delay = min(POLL_S, delay * 2)
+
+
 def check_sessions(exp: Expectations, state: TwinState, timeout: float, name: str = "bgp-sessions") -> Check:
     total = sum(len(v) for v in exp.neighbors.values())
-    return _poll(Check(name), lambda: _session_failures(exp, state), total, timeout)
+    start = time.monotonic()
+    _wait_for_tcp(exp, start + timeout)
+    return _poll(Check(name), lambda: _session_failures(exp, state), total, timeout, started=start)
 
 
 def check_ecmp(exp: Expectations, timeout: float, name: str = "ecmp",
@@ -210,15 +253,20 @@ def check_route_get(exp: Expectations) -> Check:
 
     def one(ns: str) -> list[str]:
         pairs = by_ns[ns]
-        proc = system.run(["ip", "-n", ns, "-j", "-batch", "-"], check=False, timeout=30,
+        # -force: an unroutable pair must not hide the answers for the pairs after it. A failed command
+        # prints no JSON, so stderr's "Command failed -:N" lines say which answers are missing.
+        proc = system.run(["ip", "-n", ns, "-force", "-j", "-batch", "-"], check=False, timeout=30,
                           input_text="".join(f"route get {p.destination} from {p.source}\n" for p in pairs))
-        answers = _json_stream(proc.stdout)
+        failed = {int(n) - 1 for n in re.findall(r"Command failed -:(\d+)", proc.stderr)}
+        stream = iter(_json_stream(proc.stdout))
+        answers = [[] if i in failed else next(stream, []) for i in range(len(pairs))]
         bad = []
         for i, p in enumerate(pairs):
-            got = answers[i][0].get("dev") if i < len(answers) and answers[i] else None
+            got = answers[i][0].get("dev") if answers[i] else None
             want = exp.nic_ifname[(ns, p.source)]
             if got != want:
-                bad.append(f"{ns} {p.source} -> {p.destination}: leaves by {got}, want {want}")
+                bad.append(f"{ns} {p.source} -> {p.destination}: "
+                           + (f"leaves by {got}, want {want}" if got else f"no route, want {want}"))
         return bad
 
     failures = _parallel(one, sorted(by_ns))
@@ -243,16 +291,41 @@ def _json_stream(text: str) -> list[list[dict[str, Any]]]:
     return out
 
 
+def check_host_mtu(exp: Expectations) -> Check:
+    """Each in-service host NIC's MTU, as its host files set it, is the plan's backend MTU."""
+    start = time.monotonic()
+    check = Check("host-mtu", expected=len(exp.nic_ifname))
+    for (ns, source), ifname in sorted(exp.nic_ifname.items()):
+        want, got = exp.nic_mtu.get((ns, source)), interface_mtu(ns, ifname)
+        if got != want:
+            check.failures.append(f"{ns} {ifname} ({source}): MTU {got}, the plan's is {want}")
+    check.passed = check.expected - len(check.failures)
+    check.ok = not check.failures
+    check.seconds = time.monotonic() - start
+    return check
+
+
 def check_ping_tool(exp: Expectations) -> Check:
-    """One real ``ping -I SRC`` per source NIC, to its first same-rail peer."""
+    """One real ``ping -I SRC`` per source NIC to its first same-rail peer, full-size at the plan's MTU with DF.
+
+    Full-size and unfragmentable, so the path really carries the host's MTU: a host file with a smaller
+    one fails here (and at ``host-mtu``).
+    """
     start = time.monotonic()
     firsts: dict[tuple[str, str], Pair] = {}
     for p in exp.pairs:
         firsts.setdefault((p.netns, p.source), p)
     check = Check("ping-tool", expected=len(firsts))
+
+    def one(p: Pair) -> tuple[Pair, int | None, bool]:
+        mtu = exp.nic_mtu.get((p.netns, p.source))
+        size = mtu - ICMP_OVERHEAD if mtu else None
+        return p, size, ping_tool(p.netns, p.source, p.destination, size=size)
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda p: (p, ping_tool(p.netns, p.source, p.destination)), firsts.values()))
-    check.failures = [f"{p.netns} ping -I {p.source} {p.destination}: failed" for p, ok in results if not ok]
+        results = list(pool.map(one, firsts.values()))
+    check.failures = [f"{p.netns} ping -I {p.source}{f' -M do -s {size}' if size else ''} {p.destination}: failed"
+                      for p, size, ok in results if not ok]
     check.passed = check.expected - len(check.failures)
     check.ok = not check.failures
     check.seconds = time.monotonic() - start
@@ -269,9 +342,10 @@ def check_cable_cut(exp: Expectations, state: TwinState, timeout: float) -> list
     where = {"leaf": device, "port": port, "netns": leaf, "ifname": ifname}
     start = time.monotonic()
     system.run(["ip", "-n", leaf, "link", "set", ifname, "down"])
+    command_s = time.monotonic() - start  # waits on the kernel's rtnl lock, which every zebra's route updates take
     try:
         cut = check_ecmp(exp, timeout, "cable-cut-ecmp", missing={leaf: {ifname}})
-        cut.detail = dict(where, converged_s=round(time.monotonic() - start, 3))
+        cut.detail = dict(where, converged_s=round(time.monotonic() - start, 3), link_down_s=round(command_s, 3))
         cut_ping = check_ping(exp, timeout, "cable-cut-ping")
     finally:
         restored_at = time.monotonic()
@@ -300,7 +374,8 @@ def verify(fabric: FabricPlan, topology: TwinTopology, state: TwinState, *, time
     log(_line(checks[-1]))
     checks.append(check_ecmp(exp, timeout))
     log(_line(checks[-1]))
-    for check in (check_ping(exp, min(timeout, 10.0)), check_route_get(exp), check_ping_tool(exp)):
+    for check in (check_ping(exp, min(timeout, 10.0)), check_route_get(exp), check_host_mtu(exp),
+                  check_ping_tool(exp)):
         checks.append(check)
         log(_line(check))
     if cable_cut:
