@@ -24,7 +24,7 @@ EOS-specific decisions made here, each for a reason:
   4.33.1F or later (AVD schema). It is written into the ``default`` sand
   profile, which EOS applies to every port. Elsewhere the config says why not
   in a comment. DLB is ``ip hardware fib load-balance distribution dynamic``
-  where the platform has it (:mod:`fabgen.targets.eos.platforms`); ``dlb`` on
+  where the platform has it (:mod:`fabgen.platforms`); ``dlb`` on
   another platform, and ``spray`` anywhere, are refused at validation
   (``limits.py``), so nothing here degrades silently.
 * ``router bgp`` is in the form Arista AVD renders (``tests/targets/eos/
@@ -52,11 +52,10 @@ from jinja2 import Environment
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
-from fabgen.plan.platforms import management_port
+from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
-from fabgen.targets.eos.platforms import features, is_modular
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -333,9 +332,7 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     )
     management = None
     if switch.mgmt:
-        known = management_port(switch.model)  # the model table first; the platform family for models it lacks
-        management = IpInterface(known or ("Management0" if is_modular(switch.model) else "Management1"),
-                                 switch.mgmt)
+        management = IpInterface(management_port(switch.model), switch.mgmt)
     title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
     return EosConfig(
         title=config_text(title),

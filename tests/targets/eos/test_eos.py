@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import fabgen.pipeline as pipeline
-from fabgen._resources import resource_dir
-from fabgen.errors import SpecError, OutputError
-from fabgen.plan import FabricPlan
 import fabgen.targets.eos.config as eos
+from fabgen._resources import resource_dir
+from fabgen.errors import SpecError
+from fabgen.plan import FabricPlan
 from fabgen.targets.environment import environment
 from fabgen.targets.eos.parse import EOS_DEFAULT_DSCP_TO_TC, parse_eos_interfaces, parse_eos_qos
 from fabgen.targets.eos.syntax import check_text
@@ -238,14 +238,14 @@ def test_spray_is_refused_on_eos() -> None:
     ("7280R", True, False, False), ("9999X", False, False, False),
 ])
 def test_platform_table(model: str, sand: bool, dlb: bool, chassis: bool) -> None:
-    from fabgen.targets.eos.platforms import features, is_modular
+    from fabgen.platforms import features, is_modular
 
     assert features(model, None) == (sand, dlb)
     assert is_modular(model) is chassis
 
 
 def test_asic_override_beats_the_model() -> None:
-    from fabgen.targets.eos.platforms import features
+    from fabgen.platforms import features
 
     assert features("7060DX5-64S", "jericho2") == (True, False)
     assert features("7280R3", "tomahawk4") == (False, True)
