@@ -54,6 +54,7 @@ from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
@@ -200,6 +201,10 @@ class EosConfig:
     loopback: IpInterface
     management: IpInterface | None
     router_bgp: RouterBgp | None = None
+    mmu: MmuProfile | None = None
+    """PFC headroom where EOS has a Trident MMU queue profile (:mod:`fabgen.targets.eos.headroom`)."""
+    mmu_note: str = ""
+    """What the config says about headroom: its size and the cable that set it, or why EOS keeps its own."""
 
 
 # -- derivations ------------------------------------------------------------------------
@@ -334,6 +339,7 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     if switch.mgmt:
         management = IpInterface(management_port(switch.model), switch.mgmt)
     title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
+    mmu, mmu_note = mmu_profile(switch, mtu)
     return EosConfig(
         title=config_text(title),
         notes=tuple(config_text(n) for n in notes),
@@ -347,6 +353,8 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
         loopback=IpInterface("Loopback0", switch.loopback),
         management=management,
         router_bgp=_router_bgp(switch),
+        mmu=mmu,
+        mmu_note=config_text(mmu_note),
     )
 
 
