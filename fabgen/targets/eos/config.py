@@ -57,6 +57,7 @@ from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
+from fabgen.targets.eos.session import check_session, render_session, resets, session_path
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -368,18 +369,26 @@ def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
 
 def check_eos_config(path: str, text: str) -> list[Problem]:
     """Every line against the EOS grammar of :mod:`fabgen.targets.eos.syntax`, as ``path:line:col`` problems."""
+    if path.endswith(".session"):
+        return check_session(path, text)
     return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in check_text(text)]
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
-    return {f"switches/{switch.name}.cfg": render_eos(context.env, context.plan, switch)}
+    """The ``.cfg`` and the configuration session that applies it without touching anything else."""
+    eos = eos_config(context.plan, switch)
+    cfg = context.env.get_template(TEMPLATE).render(eos=eos)
+    prologue = resets([p.name for p in eos.qos_profiles], eos.mmu.name if eos.mmu else None,
+                      [i.name for i in eos.ethernet_interfaces] + [eos.loopback.name], eos.router_bgp is not None)
+    return {f"switches/{switch.name}.cfg": cfg,
+            session_path(switch.name): render_session(context.env, eos.title, prologue, cfg)}
 
 
 TARGET = Target(
     name="eos",
     scope="switch",
     summary="Arista EOS configuration per switch: QoS maps, RoCE qos profile (PFC, watchdog, ECN), interfaces, "
-            "load balancing, router bgp",
+            "load balancing, router bgp; and the configure session that applies only those sections",
     render=_render,
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,

@@ -53,8 +53,13 @@ def variant(change: Callable[[dict[str, Any]], None]) -> FabricPlan:
     return plan_from(data)
 
 
-def render(plan: FabricPlan) -> dict[str, str]:
+def render_all(plan: FabricPlan) -> dict[str, str]:
     return pipeline.render_fabric(plan, targets=["eos"])
+
+
+def render(plan: FabricPlan) -> dict[str, str]:
+    """The ``.cfg`` files only (each ``.session`` beside one is tested in test_session.py and below)."""
+    return {path: text for path, text in render_all(plan).items() if path.endswith(".cfg")}
 
 
 def config_of(plan: FabricPlan, name: str) -> str:
@@ -101,7 +106,7 @@ VARIANTS: dict[str, Callable[[], FabricPlan]] = {
 @pytest.fixture(scope="module", params=sorted(VARIANTS))
 def rendered(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, str]]:
     plan = VARIANTS[request.param]()
-    return plan, render(plan)
+    return plan, render_all(plan)
 
 
 # -- registry and coverage --------------------------------------------------------------
@@ -110,12 +115,14 @@ def rendered(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, str]
 def test_target_is_registered_for_eos_switches_only() -> None:
     assert "eos" in target_names()
     plan = variant(lambda d: d["fabric"]["tiers"]["leaf"].update(os="sonic", hwsku="ACS-SN5600"))
-    assert sorted(render(plan)) == ["switches/spine-01.cfg", "switches/spine-02.cfg"]
+    assert sorted(render_all(plan)) == ["switches/spine-01.cfg", "switches/spine-01.session",
+                                        "switches/spine-02.cfg", "switches/spine-02.session"]
 
 
 def test_every_eos_switch_gets_a_config(rendered: tuple[FabricPlan, dict[str, str]]) -> None:
     plan, files = rendered
-    assert sorted(files) == sorted(f"switches/{s.name}.cfg" for s in plan.switches if s.os == "eos")
+    assert sorted(files) == sorted(f"switches/{s.name}{suffix}" for s in plan.switches if s.os == "eos"
+                                   for suffix in (".cfg", ".session"))
 
 
 # -- validity ---------------------------------------------------------------------------
@@ -456,6 +463,8 @@ def test_hostile_but_valid_names_cannot_add_lines() -> None:
         interfaces = parse_eos_interfaces(text)
         for port in switch.ports:
             assert interfaces[port.name].description == port.description
+    for path, text in render_all(plan).items():
+        assert not path.endswith(".session") or eos.check_eos_config(path, text) == [], path
 
 
 def test_injected_line_breaks_are_neutralised() -> None:
