@@ -1,4 +1,7 @@
-"""Arista EOS target: ``switches/NAME.cfg`` for every switch whose OS is ``eos``.
+"""Arista EOS target: ``switches/NAME.cfg`` and ``switches/NAME.session`` for every switch whose OS is ``eos``.
+
+The ``.session`` applies the ``.cfg`` to a live switch inside a configuration
+session that resets only fabgen's sections (:mod:`fabgen.targets.eos.session`).
 
 The plan says *what* a switch does; this module decides *how EOS spells it*
 and hands the templates an :class:`EosConfig` whose every value is final text
@@ -27,6 +30,9 @@ EOS-specific decisions made here, each for a reason:
   where the platform has it (:mod:`fabgen.platforms`); ``dlb`` on
   another platform, and ``spray`` anywhere, are refused at validation
   (``limits.py``), so nothing here degrades silently.
+* PFC headroom is a chip-wide ``platform trident mmu queue profile`` on
+  Trident/Tomahawk platforms, sized from the longest lossless cable, and a
+  comment elsewhere (:mod:`fabgen.targets.eos.headroom`).
 * ``router bgp`` is in the form Arista AVD renders (``tests/targets/eos/
   test_pyavd.py`` compares line for line): ``no bgp default ipv4-unicast`` and
   one ``neighbor X activate`` per session under ``address-family ipv4``, so a

@@ -1,4 +1,4 @@
-"""Cumulus Linux (NVUE) target: ``switches/NAME/startup.yaml`` and ``switches/NAME/nvue.sh``.
+"""Cumulus Linux (NVUE) target: ``switches/NAME/startup.yaml``, ``nvue.sh`` and ``patch.yaml`` (:mod:`.patch`).
 
 The configuration of a switch is built once, as data (:class:`NvueConfig`: the
 tree under NVUE's ``set`` plus the comments that explain it), and written
