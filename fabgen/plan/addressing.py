@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan.platforms import model_port_index
+from fabgen.plan.ports import model_port_index
 from fabgen.source import DataPath, SourceDoc, spec_problem
 
 if TYPE_CHECKING:

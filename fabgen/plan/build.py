@@ -26,7 +26,7 @@ from fabgen.plan.model import (
 )
 from fabgen.plan.nic import NicIntentMemo, firmware_intents
 from fabgen.plan.pins import apply_pins, renames
-from fabgen.plan.platforms import model_port_index, model_port_lanes, model_port_name
+from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
 from fabgen.plan.routing import bgp_intents, shut_host_ports
 from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot

@@ -80,14 +80,21 @@ def host_entries(plan: FabricPlan, host: Host) -> list[Entry]:
 def switch_entries(switch: Switch) -> list[Entry]:
     name = switch.name
     if switch.os == "eos":
-        return [_entry(f"switches/{name}.cfg", "/mnt/flash/startup-config", "0644",
-                       "configure replace flash:startup-config, or reload")]
+        return [_entry(f"switches/{name}.session", f"/mnt/flash/{name}.session", "0644",
+                       "a live switch: feed it to the CLI (configure session: fabgen's sections only), review "
+                       "the diff, commit timer, then commit"),
+                _entry(f"switches/{name}.cfg", "/mnt/flash/startup-config", "0644",
+                       "a new switch only: configure replace flash:startup-config (or reload) makes it the whole "
+                       "config, erasing users, AAA and all else fabgen does not write")]
     if switch.os == "sonic":
         return [_entry(f"switches/{name}/config_db.json", "/etc/sonic/config_db.json", "0644",
                        "fabgen's tables only: merge with `config load`, or `config reload` after merging")]
     if switch.os == "cumulus":
-        return [_entry(f"switches/{name}/startup.yaml", "/etc/nvue.d/startup.yaml", "0644",
-                       "nv config apply startup"),
+        return [_entry(f"switches/{name}/patch.yaml", "/etc/fabgen/nvue-patch.yaml", "0644",
+                       "a live switch: nv config patch /etc/fabgen/nvue-patch.yaml (fabgen's subtrees only), "
+                       "nv config diff, then nv config apply"),
+                _entry(f"switches/{name}/startup.yaml", "/etc/nvue.d/startup.yaml", "0644",
+                       "a new switch only: nv config apply startup makes it the whole configuration"),
                 _entry(f"switches/{name}/nvue.sh", "/usr/local/sbin/fabgen-nvue.sh", "0755",
                        "the same configuration as nv set commands: run with --apply instead of startup.yaml")]
     return []

@@ -10,7 +10,7 @@ import pytest
 from fabgen.errors import SpecError
 from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan import FabricPlan
-from fabgen.plan.platforms import model_port_index
+from fabgen.plan.ports import model_port_index
 from fabgen.plan.summary import summary
 from tests.helpers import EXAMPLE_NAMES, edited, example
 

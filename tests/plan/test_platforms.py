@@ -7,13 +7,8 @@ from typing import Any
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric
-from fabgen.plan.platforms import (
-    management_port,
-    model_port_index,
-    model_port_lanes,
-    model_port_name,
-    platform,
-)
+from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
+from fabgen.platforms import management_port, platform
 from fabgen.targets.render import render_files
 from tests.helpers import edited
 
@@ -55,7 +50,7 @@ def test_table_knows_families_and_management_ports() -> None:
     assert platform("7060DX5-64S").asic == "tomahawk4"  # type: ignore[union-attr]
     assert platform("7060X6-64PE").radix(400) == 128  # type: ignore[union-attr]
     assert management_port("7816R3") == "Management0" and management_port("7060DX5-64S") == "Management1"
-    assert management_port("nothing-known") is None
+    assert management_port("nothing-known") == "Management1" and management_port("DCS-7500R9") == "Management0"
     assert model_port_lanes("eos", "7060X6-64PE", 2, 400) == (4, 5, 6, 7)
     assert model_port_lanes("sonic", "7060X6-64PE", 2, 400) == tuple(range(8, 16))  # other OSes: untouched
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from fabgen.lint.context import OS_NAMES, LintContext, MemoKey, hosts_phrase
 from fabgen.lint.finding import Hit
-from fabgen.plan.platforms import model_port_name
+from fabgen.plan.ports import model_port_name
 from fabgen.source import DataPath
 
 if TYPE_CHECKING:

@@ -71,7 +71,7 @@ def analyse(ctx: LintContext) -> WiringReport | None:
     cached = ctx.memo.get(_REPORT)
     if cached is not None:
         return cached
-    from fabgen.plan.platforms import model_port_index
+    from fabgen.plan.ports import model_port_index
 
     plan = ctx.plan
     planned: dict[frozenset[End], Link] = {}

@@ -52,6 +52,10 @@ def structured_config(eos: EosConfig) -> dict[str, Any]:
         config["ip_hardware"] = {"fib": {"load_balance_distribution": {"dynamic": {"enabled": True}}}}
     if eos.router_bgp:
         config["router_bgp"] = _router_bgp(eos.router_bgp)
+    if eos.mmu:
+        config["platform"] = {"trident": {"mmu": {"active_profile": eos.mmu.name, "queue_profiles": [
+            {"name": eos.mmu.name, "ingress": {"headroom": {"unit": "bytes", "memory": eos.mmu.headroom_bytes}}},
+        ]}}}
     return config
 
 

@@ -1,4 +1,7 @@
-"""Arista EOS target: ``switches/NAME.cfg`` for every switch whose OS is ``eos``.
+"""Arista EOS target: ``switches/NAME.cfg`` and ``switches/NAME.session`` for every switch whose OS is ``eos``.
+
+The ``.session`` applies the ``.cfg`` to a live switch inside a configuration
+session that resets only fabgen's sections (:mod:`fabgen.targets.eos.session`).
 
 The plan says *what* a switch does; this module decides *how EOS spells it*
 and hands the templates an :class:`EosConfig` whose every value is final text
@@ -24,9 +27,12 @@ EOS-specific decisions made here, each for a reason:
   4.33.1F or later (AVD schema). It is written into the ``default`` sand
   profile, which EOS applies to every port. Elsewhere the config says why not
   in a comment. DLB is ``ip hardware fib load-balance distribution dynamic``
-  where the platform has it (:mod:`fabgen.targets.eos.platforms`); ``dlb`` on
+  where the platform has it (:mod:`fabgen.platforms`); ``dlb`` on
   another platform, and ``spray`` anywhere, are refused at validation
   (``limits.py``), so nothing here degrades silently.
+* PFC headroom is a chip-wide ``platform trident mmu queue profile`` on
+  Trident/Tomahawk platforms, sized from the longest lossless cable, and a
+  comment elsewhere (:mod:`fabgen.targets.eos.headroom`).
 * ``router bgp`` is in the form Arista AVD renders (``tests/targets/eos/
   test_pyavd.py`` compares line for line): ``no bgp default ipv4-unicast`` and
   one ``neighbor X activate`` per session under ``address-family ipv4``, so a
@@ -52,11 +58,12 @@ from jinja2 import Environment
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
-from fabgen.plan.platforms import management_port
+from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
-from fabgen.targets.eos.platforms import features, is_modular
+from fabgen.targets.eos.session import check_session, render_session, resets, session_path
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -201,6 +208,10 @@ class EosConfig:
     loopback: IpInterface
     management: IpInterface | None
     router_bgp: RouterBgp | None = None
+    mmu: MmuProfile | None = None
+    """PFC headroom where EOS has a Trident MMU queue profile (:mod:`fabgen.targets.eos.headroom`)."""
+    mmu_note: str = ""
+    """What the config says about headroom: its size and the cable that set it, or why EOS keeps its own."""
 
 
 # -- derivations ------------------------------------------------------------------------
@@ -333,10 +344,9 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
     )
     management = None
     if switch.mgmt:
-        known = management_port(switch.model)  # the model table first; the platform family for models it lacks
-        management = IpInterface(known or ("Management0" if is_modular(switch.model) else "Management1"),
-                                 switch.mgmt)
+        management = IpInterface(management_port(switch.model), switch.mgmt)
     title = f"{switch.name} ({switch.model}, {switch.tier}) of cluster {plan.spec.cluster.name}"
+    mmu, mmu_note = mmu_profile(switch, mtu)
     return EosConfig(
         title=config_text(title),
         notes=tuple(config_text(n) for n in notes),
@@ -350,6 +360,8 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
         loopback=IpInterface("Loopback0", switch.loopback),
         management=management,
         router_bgp=_router_bgp(switch),
+        mmu=mmu,
+        mmu_note=config_text(mmu_note),
     )
 
 
@@ -363,18 +375,26 @@ def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
 
 def check_eos_config(path: str, text: str) -> list[Problem]:
     """Every line against the EOS grammar of :mod:`fabgen.targets.eos.syntax`, as ``path:line:col`` problems."""
+    if path.endswith(".session"):
+        return check_session(path, text)
     return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in check_text(text)]
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
-    return {f"switches/{switch.name}.cfg": render_eos(context.env, context.plan, switch)}
+    """The ``.cfg`` and the configuration session that applies it without touching anything else."""
+    eos = eos_config(context.plan, switch)
+    cfg = context.env.get_template(TEMPLATE).render(eos=eos)
+    prologue = resets([p.name for p in eos.qos_profiles], eos.mmu.name if eos.mmu else None,
+                      [i.name for i in eos.ethernet_interfaces] + [eos.loopback.name], eos.router_bgp is not None)
+    return {f"switches/{switch.name}.cfg": cfg,
+            session_path(switch.name): render_session(context.env, eos.title, prologue, cfg)}
 
 
 TARGET = Target(
     name="eos",
     scope="switch",
     summary="Arista EOS configuration per switch: QoS maps, RoCE qos profile (PFC, watchdog, ECN), interfaces, "
-            "load balancing, router bgp",
+            "load balancing, router bgp; and the configure session that applies only those sections",
     render=_render,
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,

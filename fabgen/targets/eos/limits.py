@@ -11,9 +11,9 @@ import re
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
+from fabgen.platforms import features
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
-from fabgen.targets.eos.platforms import features
 from fabgen.targets.eos.syntax import speed_problem
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
@@ -104,6 +104,6 @@ def load_balancing_problems(plan: FabricPlan, eos: list[Switch]) -> list[Problem
         if lacking:
             return [spec_problem(plan.source, f"load-balancing mode dlb: EOS has 'ip hardware fib load-balance "
                                               f"distribution dynamic' only on Tomahawk 4/5 platforms "
-                                              f"(fabgen.targets.eos.platforms), not on {', '.join(lacking)}; "
+                                              f"(fabgen.platforms), not on {', '.join(lacking)}; "
                                               "use ecmp (with roce_qp_hash on Jericho platforms)", where)]
     return []

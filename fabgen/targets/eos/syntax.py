@@ -9,7 +9,9 @@ Arista AVD 6.4.0 and AVD's ``eos_cli_config_gen`` schema; Arista's own pyeapi
 for the IP MTU range 68-9214):
 
 * modes and their depth (3 spaces per level): global; ``qos profile`` with
-  ``tx-queue`` blocks; ``load-balance policies`` with ``load-balance sand
+  ``tx-queue`` blocks; ``platform trident mmu queue profile`` (ingress
+  headroom in bytes, AVD 6.4.0's ``platform.trident.mmu``) and its global
+  ``apply``; ``load-balance policies`` with ``load-balance sand
   profile`` and its ``fields udp`` block; ``interface``; ``router bgp`` with
   its ``address-family ipv4`` block (AVD 6.4.0's ``router_bgp`` schema for the
   ranges: ASN asplain 1-4294967295, ``maximum-paths`` and ``ecmp`` 1-600,
@@ -46,6 +48,9 @@ INDENT = 3
 MAX_DESCRIPTION = 240
 """Longest interface description EOS stores."""
 ECN_THRESHOLD_MAX = 256_000_000
+"""Upper bound of an ECN/WRED threshold value (AVD schema, per-interface tx-queue)."""
+HEADROOM_MAX = 128 * 1024 * 1024
+"""Ceiling fabgen accepts for a Trident MMU ``ingress headroom``: no StrataXGS chip has more buffer than this."""
 """Upper bound of an ECN/WRED threshold value (AVD schema, per-interface tx-queue)."""
 
 
@@ -227,6 +232,7 @@ TYPES: dict[str, Validator] = {
     "address": _address,
     "udp-port": _integer(1, 65535, "UDP port"),
     "bytes": _byte_range,
+    "headroom-bytes": _integer(1, HEADROOM_MAX, "ingress headroom bytes"),
     "text": _text,
     "ip": _ipv4,
     "prefix": _prefix,
@@ -394,6 +400,8 @@ MODES: dict[str, tuple[Form, ...]] = {
         Form("priority-flow-control pause watchdog default recovery-time {recovery}"),
         Form("priority-flow-control pause watchdog default polling-interval {polling}"),
         Form("priority-flow-control pause watchdog action {global-action}"),
+        Form("platform trident mmu queue profile {name}", enters="mmu-queue-profile"),
+        Form("platform trident mmu queue profile {name} apply"),
         Form("load-balance policies", enters="load-balance-policies"),
         Form("interface {interface}", enters="interface"),
         Form("ip hardware fib load-balance distribution dynamic"),
@@ -416,6 +424,9 @@ MODES: dict[str, tuple[Form, ...]] = {
         Form("tx-queue {txq}", enters="tx-queue"),
     ),
     "tx-queue": _TX_QUEUE_FORMS,
+    "mmu-queue-profile": (
+        Form("ingress headroom bytes {headroom-bytes}"),
+    ),
     "load-balance-policies": (
         Form("load-balance sand profile {name}", enters="sand-profile"),
     ),

@@ -1,4 +1,4 @@
-"""Cumulus Linux (NVUE) target: ``switches/NAME/startup.yaml`` and ``switches/NAME/nvue.sh``.
+"""Cumulus Linux (NVUE) target: ``switches/NAME/startup.yaml``, ``nvue.sh`` and ``patch.yaml`` (:mod:`.patch`).
 
 The configuration of a switch is built once, as data (:class:`NvueConfig`: the
 tree under NVUE's ``set`` plus the comments that explain it), and written
@@ -37,9 +37,9 @@ from fabgen.targets.nvue.parse import (
     DEFAULT_POLLING_MS,
     DEFAULT_ROBUSTNESS,
     PROFILE,
-    check_nvue_output,
     parse_nvue_qos,
 )
+from fabgen.targets.nvue.patch import check_nvue_files, owned_paths, patch_path, patch_yaml, unset_lines
 from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"
@@ -287,9 +287,14 @@ def startup_yaml(config: NvueConfig) -> str:
     """
     lines = [f"# {line}" for line in config.header]
     lines.append("# Install as /etc/nvue.d/startup.yaml, or: nv config replace startup.yaml && nv config apply")
-    lines.append("- set:")
+    return "\n".join(lines + set_item(config)) + "\n"
+
+
+def set_item(config: NvueConfig) -> list[str]:
+    """The ``- set:`` item: the whole tree with its comments (startup.yaml's body, and patch.yaml's second item)."""
+    lines = ["- set:"]
     _emit(lines, config.tree, 4, (), config.notes)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _emit(lines: list[str], tree: Tree, indent: int, path: Path, notes: Mapping[Path, tuple[str, ...]]) -> None:
@@ -378,6 +383,8 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
     return {
         f"{base}/startup.yaml": startup_yaml(config),
         f"{base}/nvue.sh": nvue_script(config, context.env),
+        patch_path(switch.name): patch_yaml(config.header, unset_lines(owned_paths(config.tree), _key),
+                                            set_item(config)),
     }
 
 
@@ -388,7 +395,7 @@ TARGET = Target(
             "ECMP hash, adaptive routing",
     render=_render,
     applies=lambda switch: switch.os == "cumulus",
-    check=check_nvue_output,
+    check=check_nvue_files,
     read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text"),
     limits=plan_limits,
 )

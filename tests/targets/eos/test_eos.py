@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import fabgen.pipeline as pipeline
-from fabgen._resources import resource_dir
-from fabgen.errors import SpecError, OutputError
-from fabgen.plan import FabricPlan
 import fabgen.targets.eos.config as eos
+from fabgen._resources import resource_dir
+from fabgen.errors import SpecError
+from fabgen.plan import FabricPlan
 from fabgen.targets.environment import environment
 from fabgen.targets.eos.parse import EOS_DEFAULT_DSCP_TO_TC, parse_eos_interfaces, parse_eos_qos
 from fabgen.targets.eos.syntax import check_text
@@ -53,8 +53,13 @@ def variant(change: Callable[[dict[str, Any]], None]) -> FabricPlan:
     return plan_from(data)
 
 
-def render(plan: FabricPlan) -> dict[str, str]:
+def render_all(plan: FabricPlan) -> dict[str, str]:
     return pipeline.render_fabric(plan, targets=["eos"])
+
+
+def render(plan: FabricPlan) -> dict[str, str]:
+    """The ``.cfg`` files only (each ``.session`` beside one is tested in test_session.py and below)."""
+    return {path: text for path, text in render_all(plan).items() if path.endswith(".cfg")}
 
 
 def config_of(plan: FabricPlan, name: str) -> str:
@@ -101,7 +106,7 @@ VARIANTS: dict[str, Callable[[], FabricPlan]] = {
 @pytest.fixture(scope="module", params=sorted(VARIANTS))
 def rendered(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, str]]:
     plan = VARIANTS[request.param]()
-    return plan, render(plan)
+    return plan, render_all(plan)
 
 
 # -- registry and coverage --------------------------------------------------------------
@@ -110,12 +115,14 @@ def rendered(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, str]
 def test_target_is_registered_for_eos_switches_only() -> None:
     assert "eos" in target_names()
     plan = variant(lambda d: d["fabric"]["tiers"]["leaf"].update(os="sonic", hwsku="ACS-SN5600"))
-    assert sorted(render(plan)) == ["switches/spine-01.cfg", "switches/spine-02.cfg"]
+    assert sorted(render_all(plan)) == ["switches/spine-01.cfg", "switches/spine-01.session",
+                                        "switches/spine-02.cfg", "switches/spine-02.session"]
 
 
 def test_every_eos_switch_gets_a_config(rendered: tuple[FabricPlan, dict[str, str]]) -> None:
     plan, files = rendered
-    assert sorted(files) == sorted(f"switches/{s.name}.cfg" for s in plan.switches if s.os == "eos")
+    assert sorted(files) == sorted(f"switches/{s.name}{suffix}" for s in plan.switches if s.os == "eos"
+                                   for suffix in (".cfg", ".session"))
 
 
 # -- validity ---------------------------------------------------------------------------
@@ -238,14 +245,14 @@ def test_spray_is_refused_on_eos() -> None:
     ("7280R", True, False, False), ("9999X", False, False, False),
 ])
 def test_platform_table(model: str, sand: bool, dlb: bool, chassis: bool) -> None:
-    from fabgen.targets.eos.platforms import features, is_modular
+    from fabgen.platforms import features, is_modular
 
     assert features(model, None) == (sand, dlb)
     assert is_modular(model) is chassis
 
 
 def test_asic_override_beats_the_model() -> None:
-    from fabgen.targets.eos.platforms import features
+    from fabgen.platforms import features
 
     assert features("7060DX5-64S", "jericho2") == (True, False)
     assert features("7280R3", "tomahawk4") == (False, True)
@@ -456,6 +463,8 @@ def test_hostile_but_valid_names_cannot_add_lines() -> None:
         interfaces = parse_eos_interfaces(text)
         for port in switch.ports:
             assert interfaces[port.name].description == port.description
+    for path, text in render_all(plan).items():
+        assert not path.endswith(".session") or eos.check_eos_config(path, text) == [], path
 
 
 def test_injected_line_breaks_are_neutralised() -> None:
