@@ -6,11 +6,15 @@ host's out-of-service NICs, NCCL_IB_TC from the RoCE class's DSCP and ECN.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.plan.nic import NicIntentMemo, host_nic_intent
 from fabgen.plan.qos import traffic_class
-from fabgen.spec import ClusterSpec
-from fabgen.spec.hosts import HostOverride
+
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
+    from fabgen.spec.hosts import HostOverride
 from fabgen.targets.nccl.variables import format_value, parse_version
 
 

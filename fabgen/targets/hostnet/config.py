@@ -15,13 +15,15 @@ import re
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from fabgen.errors import Problem
+
+if TYPE_CHECKING:  # annotations only: the one-device cache re-runs checks without Jinja2
+    from jinja2 import Environment
 from fabgen.plan.host_network import ROCE_HEADERS
 from fabgen.plan.model import BackendInterface, Host
 from fabgen.targets.base import RenderContext, Target
