@@ -72,7 +72,7 @@ MAGIC = b"fabgen-device-cache\n"
 MAX_ENTRIES = 8
 """Entries kept (one per spec, target set and template overlay in use)."""
 MAX_TOTAL_BYTES = 1 << 30
-"""Bytes kept across entries; the 24k example's entry is about {ENTRY_SIZE_NOTE}."""
+"""Bytes kept across entries; the 24k example's entry (every default target) is about 44 MB."""
 MAX_HEADER_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 * 1024 * 1024
 """As :data:`fabgen.source.MAX_BYTES`; a larger spec is refused by the normal path, with its message."""
@@ -84,6 +84,10 @@ Note = Callable[[str], None]
 
 def _stderr_note(message: str) -> None:
     print(f"fabgen: cache: {message}", file=sys.stderr)
+
+
+def _silent(message: str) -> None:
+    """For the second look at an entry under the lock: what is wrong with it was said on the first."""
 
 
 @dataclass(frozen=True)
@@ -142,15 +146,18 @@ def _secret(root: Path) -> bytes | str:
         return problem
     file = root / "secret"
     flags = os.O_RDONLY | os.O_NOFOLLOW
-    try:
-        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        return f"{file}: {exc.strerror or exc}"
-    else:
-        with os.fdopen(fd, "wb") as handle:  # another process that opens it before this write sees a short key
-            handle.write(secrets.token_bytes(_SECRET_BYTES))
+    if not os.path.lexists(file):  # written aside and linked in, so a concurrent first run never reads half a key
+        try:
+            fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-secret-")
+            try:
+                os.write(fd, secrets.token_bytes(_SECRET_BYTES))
+                os.close(fd)
+                with suppress(FileExistsError):
+                    os.link(tmp, file)
+            finally:
+                os.unlink(tmp)
+        except OSError as exc:
+            return f"{file}: {exc.strerror or exc}"
     try:
         fd = os.open(file, flags)
     except OSError as exc:
@@ -249,15 +256,16 @@ def generate_device(request: Request, *, note: Note = _stderr_note) -> WriteResu
         return _uncached(request)
     path = entries / key
     entry = _open_entry(path, key, secret, note)
-    if entry is None:
-        with _locked(entries / f"{key}.lock"):
-            entry = _open_entry(path, key, secret, lambda _: None)  # another process may have filled it
-            if entry is None:
-                return _fill_and_serve(request, spec_bytes, path, secret, note)
-    served = _serve(entry, request, secret, note)
-    if served is None:
-        return _uncached(request)
-    return served
+    served = _serve(entry, request, note) if entry is not None else None
+    if served is not None:
+        return served
+    if entry is not None:  # a damaged record: drop the entry so this run refills it
+        with suppress(OSError):
+            path.unlink()
+    with _locked(entries / f"{key}.lock"):
+        entry = _open_entry(path, key, secret, _silent)  # another process may have filled it meanwhile
+        served = _serve(entry, request, _silent) if entry is not None else None
+        return served if served is not None else _fill_and_serve(request, spec_bytes, path, secret, note)
 
 
 def _uncached(request: Request) -> WriteResult | Drift:
@@ -322,14 +330,16 @@ def _open_entry(path: Path, key: str, secret: bytes, note: Note) -> _Entry | Non
 
 
 def _digest_of(file: str) -> str | None:
+    """The digest of a file the load read, now; None if it is gone or no longer a readable regular file."""
+    from fabgen.bounded import read_bytes
+
     try:
-        with open(file, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_bytes(file, MAX_SPEC_BYTES)).hexdigest()
+    except FabgenError:
         return None
 
 
-def _serve(entry: _Entry, request: Request, secret: bytes, note: Note) -> WriteResult | Drift | None:
+def _serve(entry: _Entry, request: Request, note: Note) -> WriteResult | Drift | None:
     """Write (or compare) the chosen devices' files from a verified entry, re-running their output checks."""
     from fabgen.device_match import device_matches
 
@@ -374,7 +384,7 @@ def _checks(refs: dict[str, list[str] | None]) -> dict[str, Callable[[str, str],
     found: dict[str, Callable[[str, str], list[Problem]]] = {}
     for target, ref in refs.items():
         check: Any = None
-        if ref is None:
+        if ref is None or (ref and not ref[0].startswith("fabgen.targets.")):
             from fabgen.targets.registry import select_targets
 
             check = select_targets([target])[0].check
@@ -392,7 +402,7 @@ def _check_ref(check: Callable[[str, str], list[Problem]] | None) -> list[str] |
     if check is None:
         return []
     module, name = getattr(check, "__module__", ""), getattr(check, "__qualname__", "<>")
-    return [module, name] if module.startswith("fabgen.") and "<" not in name else None
+    return [module, name] if module.startswith("fabgen.targets.") and "<" not in name else None
 
 
 def _write(files: dict[str, str], owners: dict[str, tuple[str, str]], names: set[str], meta: dict[str, Any],
@@ -494,7 +504,7 @@ def prune(entries: Path, *, keep: str = "", max_entries: int = MAX_ENTRIES, max_
         except OSError:
             continue
         rows.append((info.st_mtime, info.st_size, child))
-    rows.sort(reverse=True)
+    rows.sort(key=lambda row: (row[2].name == keep, row[0]), reverse=True)  # the one just written counts first
     total = 0
     for count, (_, size, child) in enumerate(rows):
         total += size
