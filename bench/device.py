@@ -60,21 +60,24 @@ def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def rows(repeat: int = 3, spec: Path = SPEC) -> list[Row]:
-    """Cold, fill and warm one-device runs of a switch and a host (see the module docstring)."""
+def rows(repeat: int = 3, spec: Path = SPEC, devices: tuple[tuple[str, str], ...] = DEVICES) -> list[Row]:
+    """Cold, fill and warm one-device runs of a switch and a host (see the module docstring).
+
+    ``devices`` is ``((kind, name), ...)``; the fill runs on the first.
+    """
     table: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="fabgen-bench-device-") as tmp:
         base = Path(tmp)
         cache = base / "cache"
-        for kind, device in DEVICES:
+        for kind, device in devices:
             cold = _median([_run(spec, device, base / f"cold-{device}-{i}", cache, "--no-cache")
                             for i in range(repeat)])
             table.append((f"device {kind} cold (--no-cache)", cold[0], math.nan,
                           f"{device}; CPU s, median of {repeat}; wall {cold[1]:.2f} s"))
-        fill = _run(spec, DEVICES[0][1], base / "fill", cache)
+        fill = _run(spec, devices[0][1], base / "fill", cache)
         table.append(("device fill (first cached run: every device)", fill[0], math.nan,
                       f"plans and renders all devices once; wall {fill[1]:.2f} s"))
-        for kind, device in DEVICES:
+        for kind, device in devices:
             warm = _median([_run(spec, device, base / f"warm-{device}-{i}", cache) for i in range(repeat)])
             table.append((f"device {kind} warm (cache hit)", warm[0], TARGET_WARM,
                           f"{device}; CPU s, median of {repeat}; wall {warm[1]:.2f} s"))

@@ -292,3 +292,13 @@ def test_new_cache_files_are_private(tmp_path: Path, cache: Path) -> None:
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     assert stat.S_IMODE((cache / "secret").stat().st_mode) == 0o600
     assert stat.S_IMODE(_entry(cache).stat().st_mode) == 0o600
+
+
+def test_bench_device_rows_run_on_the_lab() -> None:
+    from bench import device
+
+    table = device.rows(1, example("lab"), (("switch", "leaf-r0-p00-01"), ("host", "lab01")))
+    assert [name.split(" (")[0] for name, *_ in table] == [
+        "device switch cold", "device host cold", "device fill", "device switch warm", "device host warm"]
+    assert all(seconds > 0 for _, seconds, _, _ in table)
+    assert [target for _, _, target, _ in table][3:] == [device.TARGET_WARM, device.TARGET_WARM]
