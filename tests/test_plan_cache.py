@@ -302,3 +302,14 @@ def test_bench_device_rows_run_on_the_lab() -> None:
         "device switch cold", "device host cold", "device fill", "device switch warm", "device host warm"]
     assert all(seconds > 0 for _, seconds, _, _ in table)
     assert [target for _, _, target, _ in table][3:] == [device.TARGET_WARM, device.TARGET_WARM]
+
+
+def test_bad_input_reads_as_without_the_cache(tmp_path: Path, cache: Path) -> None:
+    spec = _spec_copy(tmp_path, lambda d: d["fabric"]["tiers"]["leaf"].update(ports=-1))
+    for extra in ((), ("--no-cache",)):
+        code, _, stderr = run_cli("generate", str(spec), "-o", str(tmp_path / "o"), "--device", "lab01", *extra)
+        assert code == 2 and stderr.startswith(f"{spec}:") and "Traceback" not in stderr
+    code, _, stderr = run_cli("generate", str(tmp_path / "absent.yaml"), "-o", str(tmp_path / "o"), "--device", "x")
+    assert code == 2 and "no such file" in stderr
+    assert not (cache / f"entries-v{plan_cache.SCHEMA}").exists() or not any(
+        "." not in p.name for p in (cache / f"entries-v{plan_cache.SCHEMA}").iterdir())
