@@ -73,6 +73,8 @@ MAX_ENTRIES = 8
 """Entries kept (one per spec, target set and template overlay in use)."""
 MAX_TOTAL_BYTES = 1 << 30
 """Bytes kept across entries; the 24k example's entry (every default target) is about 44 MB."""
+STALE_TEMP_SECONDS = 3600
+"""A temporary entry this old belongs to a writer that died; pruning removes it."""
 MAX_HEADER_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 * 1024 * 1024
 """As :data:`fabgen.source.MAX_BYTES`; a larger spec is refused by the normal path, with its message."""
@@ -495,15 +497,21 @@ def _store(path: Path, secret: bytes, header: dict[str, Any], by_device: dict[st
 
 def prune(entries: Path, *, keep: str = "", max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_TOTAL_BYTES) -> None:
     """Drop the least recently used entries beyond the count and size bounds (never ``keep``)."""
+    import time
+
     rows: list[tuple[float, int, Path]] = []
     for child in entries.iterdir():
-        if child.name.endswith(".lock") or child.name.startswith(".tmp-"):
-            continue
         try:
             info = child.stat()
         except OSError:
             continue
-        rows.append((info.st_mtime, info.st_size, child))
+        if child.name.startswith(".tmp-"):  # a writer that died mid-write leaves one; a live one is minutes old at most
+            if info.st_mtime < time.time() - STALE_TEMP_SECONDS:
+                with suppress(OSError):
+                    child.unlink()
+            continue
+        if not child.name.endswith(".lock"):
+            rows.append((info.st_mtime, info.st_size, child))
     rows.sort(key=lambda row: (row[2].name == keep, row[0]), reverse=True)  # the one just written counts first
     total = 0
     for count, (_, size, child) in enumerate(rows):

@@ -285,6 +285,11 @@ def test_pruning_keeps_the_newest_within_bounds(tmp_path: Path) -> None:
     assert not (entries / "e1.lock").exists()
     plan_cache.prune(entries, keep="e5", max_entries=8, max_bytes=150)
     assert sorted(p.name for p in entries.iterdir() if "." not in p.name) == ["e5"]
+    (entries / ".tmp-dead").touch()
+    os.utime(entries / ".tmp-dead", (1000, 1000))
+    (entries / ".tmp-live").touch()
+    plan_cache.prune(entries, keep="e5")
+    assert not (entries / ".tmp-dead").exists() and (entries / ".tmp-live").exists()
 
 
 def test_new_cache_files_are_private(tmp_path: Path, cache: Path) -> None:
