@@ -318,3 +318,20 @@ def test_bad_input_reads_as_without_the_cache(tmp_path: Path, cache: Path) -> No
     assert code == 2 and "no such file" in stderr
     assert not (cache / f"entries-v{plan_cache.SCHEMA}").exists() or not any(
         "." not in p.name for p in (cache / f"entries-v{plan_cache.SCHEMA}").iterdir())
+
+
+@pytest.mark.parametrize("device", ["leaf-r0-p00-01", "lab01"])
+def test_a_hit_imports_neither_pydantic_nor_the_planner(tmp_path: Path, cache: Path, device: str) -> None:
+    """What keeps a hit under 0.3 s: no spec validation, no planning, no template rendering in the process."""
+    import subprocess
+    import sys
+
+    _generate(example("lab"), tmp_path / "o1", device)
+    probe = ("import sys; from fabgen.cli import main; code = main(sys.argv[1:]); "
+             "print(code, sorted(m for m in ('pydantic', 'jinja2', 'fabgen.spec', 'fabgen.plan.build', "
+             "'fabgen.pipeline', 'fabgen.targets.registry') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", probe, "generate", str(example("lab")), "-o", str(tmp_path / "o2"),
+                           "--device", device, "-q"], capture_output=True, text=True, check=False,
+                          env={**os.environ, plan_cache.ENV_DIR: str(cache)})
+    assert proc.stdout.strip() == "0 []", proc.stderr
+    assert _tree(tmp_path / "o2") == _tree(tmp_path / "o1")
