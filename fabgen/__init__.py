@@ -20,16 +20,30 @@ other. Every input error is a :class:`FabgenError` whose ``lines()`` read
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from fabgen._version import __version__
 from fabgen.errors import FabgenError, OutputError, Problem, SpecError
-from fabgen.pipeline import (
-    __version__,
-    generate,
-    lint_fabric,
-    load_spec,
-    plan_fabric,
-    render_fabric,
-    write_files,
-)
+
+if TYPE_CHECKING:
+    from fabgen.pipeline import generate, lint_fabric, load_spec, plan_fabric, render_fabric, write_files
+
+_VERBS = frozenset(("generate", "lint_fabric", "load_spec", "plan_fabric", "render_fabric", "write_files"))
+
+
+def __getattr__(name: str) -> Any:
+    """The verbs, imported from :mod:`fabgen.pipeline` on first use (PEP 562).
+
+    Why lazily: ``fabgen.pipeline`` pulls in pydantic, ruamel and the planner
+    (about half a second); ``python -m fabgen.cli`` and ``import fabgen.cli``
+    import this package first, and the one-device cache hit must not pay for that.
+    """
+    if name in _VERBS:
+        import fabgen.pipeline
+
+        return getattr(fabgen.pipeline, name)
+    raise AttributeError(f"module 'fabgen' has no attribute {name!r}")
+
 
 __all__ = [
     "FabgenError",

@@ -24,11 +24,13 @@ one is known), never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -109,6 +111,28 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+_reads: list[tuple[str, str]] | None = None
+"""While :func:`recording_reads` runs: (real path, sha256) of every file :func:`read_bytes` returned."""
+
+
+@contextlib.contextmanager
+def recording_reads() -> Iterator[list[tuple[str, str]]]:
+    """Note every file read (and the digest of what was read) inside the block.
+
+    Why: the one-device cache (:mod:`fabgen.plan_cache`) must know every file a
+    spec's load read (the spec, its IPAM file, whatever a later feature
+    includes) to tell a stale entry; recording here, where every bounded read
+    passes, keeps that list complete without each reader reporting itself.
+    Not for threads: one recording at a time per process.
+    """
+    global _reads
+    previous, _reads = _reads, []
+    try:
+        yield _reads
+    finally:
+        _reads = previous
+
+
 def read_bytes(path: Path | str, limit: int, *, what: str = "file", follow: bool = True) -> bytes:
     """The bytes of regular file ``path``, refusing anything else and anything above ``limit`` bytes.
 
@@ -150,7 +174,10 @@ def read_bytes(path: Path | str, limit: int, *, what: str = "file", follow: bool
             if total > limit:
                 raise FabgenError([Problem(f"{what} grew past the {limit}-byte limit while being read",
                                            file=file)])
-        return b"".join(chunks)
+        data = b"".join(chunks)
+        if _reads is not None:
+            _reads.append((os.path.realpath(file), hashlib.sha256(data).hexdigest()))
+        return data
     except OSError as exc:
         raise FabgenError([Problem(f"cannot read: {exc.strerror or exc}", file=file)]) from None
     finally:

@@ -12,8 +12,12 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
+
+if TYPE_CHECKING:
+    from fabgen.writer import Drift, WriteResult
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
@@ -81,12 +85,19 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from fabgen.pipeline import generate, load_spec
-    from fabgen.writer import Drift
-
     if args.templates and not Path(args.templates).is_dir():  # a typo must not fall back to the shipped templates
         raise FabgenError([Problem("--templates: no such directory", file=args.templates)])
     from fabgen.progress import reporting, stage
+
+    if args.device and not args.no_cache:  # the Ansible per-host path: served from fabgen.plan_cache when it can
+        from fabgen.plan_cache import Request, generate_device
+
+        with reporting(quiet=args.quiet):
+            result = generate_device(Request(
+                Path(args.spec), Path(args.output), tuple(args.device), tuple(args.only) if args.only else None,
+                Path(args.templates) if args.templates else None, args.check, args.force, args.jobs))
+        return _generate_result(args, result)
+    from fabgen.pipeline import generate, load_spec
 
     with reporting(quiet=args.quiet):
         stage("loading the spec")
@@ -96,6 +107,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
             templates=Path(args.templates) if args.templates else None, check=args.check, force=args.force,
             jobs=args.jobs,
         )
+    return _generate_result(args, result)
+
+
+def _generate_result(args: argparse.Namespace, result: WriteResult | Drift) -> int:
+    """Print what ``generate`` did (or the drift it found) and choose the exit code."""
+    from fabgen.writer import Drift
+
     if isinstance(result, Drift):
         for path in result.added:
             print(f"added: {path}")
@@ -175,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
     p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                    help="render in N worker processes (same output; worth it for thousands of devices)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="with --device: plan from the spec, neither reading nor filling the on-disk cache "
+                        "(also FABGEN_CACHE_DIR=off)")
     p.add_argument("-q", "--quiet", action="store_true")
 
     p = command("check-topo", _cmd_check_topo, "check NCCL topology XML files against NCCL's parser rules")
@@ -207,7 +228,7 @@ def _extensions() -> list[Callable[..., None]]:
 
 
 def _version() -> str:
-    from fabgen.pipeline import __version__
+    from fabgen._version import __version__
 
     return __version__
 

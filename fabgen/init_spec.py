@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from fabgen.errors import FabgenError, Problem
-from fabgen.plan.addressing import room
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -88,6 +87,8 @@ def starter_spec(
     uplinks = min(hosts, hosts_per_leaf)
     # The planner would pick one spine for a few hosts; two keep the fabric up when one fails.
     spine_count = 2 if not three_tier and uplinks >= 1 and leaves * math.ceil(uplinks / 2) <= _PORTS else None
+    from fabgen.plan.addressing import room  # here, not at the top: ``fabgen`` imports this module for every command
+
     context: dict[str, object] = {  # the template's variables
         "os": os, "os_title": kind.title, "model": kind.model, "asic": kind.asic, "mtu": kind.mtu,
         "hosts": hosts, "rails": rails, "cluster": name, "file": file, "command_args": command_args,

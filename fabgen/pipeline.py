@@ -20,7 +20,7 @@ from fabgen.writer import Drift, WriteResult, check_tree, write_tree
 if TYPE_CHECKING:
     from fabgen.lint.finding import Finding
 
-__version__ = "0.1.0"
+from fabgen._version import __version__ as __version__
 
 
 def load_spec(source: str | Path) -> ClusterSpec:
@@ -95,7 +95,9 @@ def generate(
         return owner[0] in chosen and device_matches(owner[1], devices)
 
     if devices:
-        _require_matches(fabric, devices, Path(out_dir))
+        from fabgen.device_match import require_matches
+
+        require_matches(device_names(fabric), devices, Path(out_dir))
     partial = bool(targets) or bool(devices)
     if check:
         return check_tree(files, out_dir, in_scope=in_scope if partial else None)
@@ -103,24 +105,10 @@ def generate(
     return write_tree(files, out_dir, owners, meta, in_scope=in_scope if partial else None, force=force)
 
 
-def _require_matches(fabric: FabricPlan, patterns: Sequence[str], out_dir: Path) -> None:
-    """A ``--device`` pattern that matches nothing is a typo: refuse it rather than check (or write) nothing.
-
-    Devices named in the output's manifest count too, so the files of a device
-    removed from the spec can still be checked or cleaned up by name.
-    """
-    from fnmatch import fnmatchcase
-
-    from fabgen.errors import OutputError, Problem
-    from fabgen.writer import read_manifest
-
-    known = {h.name for h in fabric.hosts} | {s.name for s in fabric.switches} | set(fabric.spec.host_profiles)
-    manifest = read_manifest(out_dir) if out_dir.is_dir() else None
-    known |= {str(e.get("device", "")) for e in (manifest or {}).get("files", {}).values()}
-    unmatched = [p for p in patterns if not any(name and fnmatchcase(name, p) for name in known)]
-    if unmatched:
-        raise OutputError([Problem(f"--device {p!r} matches no device of the spec or of {out_dir}/manifest.json",
-                                   file="fabgen") for p in unmatched])
+def device_names(fabric: FabricPlan) -> set[str]:
+    """Every name a ``--device`` glob may match: hosts, switches and host profiles
+    (:func:`fabgen.device_match.require_matches` takes them)."""
+    return {h.name for h in fabric.hosts} | {s.name for s in fabric.switches} | set(fabric.spec.host_profiles)
 
 
 def write_files(files: dict[str, str], out_dir: str | Path, check: bool = False) -> WriteResult | Drift:

@@ -111,7 +111,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def register(command: Command) -> None:
     """Add ``lint``, ``rules`` and ``explain`` to the ``fabgen`` command line."""
-    from fabgen.lint.formats import FORMATS
+    from fabgen.lint.format_names import FORMATS
 
     p = command("lint", _cmd_lint,
                 "check that switches, NICs and NCCL agree; with --wiring/--deployed, that the site matches the plan")

@@ -13,9 +13,8 @@ from pathlib import Path, PurePosixPath
 
 from fabgen.errors import Problem, printable
 from fabgen.lint.finding import Finding, Location
+from fabgen.lint.format_names import FORMATS as FORMATS
 from fabgen.lint.registry import RULES, Rule
-
-FORMATS = ("text", "parsable", "json", "github", "sarif")
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

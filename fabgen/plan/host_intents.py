@@ -7,12 +7,16 @@ NCCL_IB_FIFO_TC from a strict ``cts`` class, the QP count from switch QP hashing
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
 from fabgen.plan.nic import NicIntentMemo, host_nic_intent
 from fabgen.plan.qos import class_tos, fifo_class, traffic_class
-from fabgen.spec import ClusterSpec
-from fabgen.spec.hosts import HostOverride
 from fabgen.targets.nccl.variables import format_value, parse_version
+
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
+    from fabgen.spec.hosts import HostOverride
 
 
 def topology_file_path(spec: ClusterSpec) -> str:

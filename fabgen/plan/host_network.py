@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.model import (
@@ -28,7 +29,9 @@ from fabgen.plan.model import (
     Switch,
 )
 from fabgen.source import SourceDoc, spec_problem
-from fabgen.spec import ClusterSpec
+
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
 
 ROCE_HEADERS = 40 + 8 + 12 + 4 + 28 + 4
 """Bytes the kernel takes off the netdev MTU before choosing the RoCE MTU.

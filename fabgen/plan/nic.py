@@ -7,6 +7,8 @@ marking (the linter then reports the disagreement).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabgen.plan.model import HostNic, QosIntent
 from fabgen.plan.nic_intent import (
     CC_PARAMS,
@@ -17,7 +19,9 @@ from fabgen.plan.nic_intent import (
     NicPort,
 )
 from fabgen.plan.qos import traffic_class
-from fabgen.spec import ClusterSpec
+
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
 
 DEFAULT_CNP = (48, 6)
 """DSCP and priority of CNPs when the policy names no CNP class (mlx5's own defaults)."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabgen.plan.model import ClassIntent, QosIntent, WatchdogIntent
-from fabgen.spec import ClusterSpec
-from fabgen.spec.qos import QosPolicy
+
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
+    from fabgen.spec.qos import QosPolicy
 
 ECT0 = 0b10
 """ECN-capable transport, codepoint ECT(0): what DCQCN senders put in the IP header."""

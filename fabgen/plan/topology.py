@@ -21,10 +21,11 @@ Pure: no I/O; the same spec gives the same tree, in spec order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from fabgen.spec import ClusterSpec
-from fabgen.spec.hosts import Cpu, Gpu, HostProfile, Nic, PcieSwitch, PciLink
+if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.spec import ClusterSpec
+    from fabgen.spec.hosts import Cpu, Gpu, HostProfile, Nic, PcieSwitch, PciLink
 
 BRIDGE_CLASS = "0x060400"
 """PCI-to-PCI bridge: what NCCL reads as a PCIe switch."""

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from jinja2 import Environment
-
 from fabgen.errors import Problem
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+
     from fabgen.plan import FabricPlan
     from fabgen.targets.qos_common import CommonQos
 

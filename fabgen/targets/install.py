@@ -19,14 +19,13 @@ rendered for its device, so a target added without an entry here fails there.
 from __future__ import annotations
 
 import json
-import re
 
-from fabgen.errors import Problem
 from fabgen.plan.host_intents import topology_file_path
 from fabgen.plan.model import FabricPlan, Host, Switch
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet import config as hostnet
+from fabgen.targets.install_check import check_install_map as check_install_map
 from fabgen.targets.nccl.env import conf_path, env_path
 from fabgen.targets.nccl.topo import topology_path
 
@@ -123,34 +122,6 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
 def _render_switch(context: RenderContext, switch: Switch) -> dict[str, str]:
     entries = switch_entries(switch)
     return {switch_install_path(switch.name): _dump(switch.name, "switch", entries)} if entries else {}
-
-
-_SOURCE = re.compile(r"^(?:hosts|switches)/[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
-_DEST = re.compile(r"^/(?:[A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z0-9_][A-Za-z0-9._-]*$")
-
-
-def check_install_map(path: str, text: str) -> list[Problem]:
-    """Relative sources inside the tree, absolute destinations without ``..``, octal modes, one file per dest."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return [Problem(f"not JSON: {exc}", file=path)]
-    problems: list[Problem] = []
-    dests: set[str] = set()
-    for entry in data.get("files", []) if isinstance(data, dict) else [None]:
-        if not isinstance(entry, dict) or set(entry) != {"source", "dest", "mode", "then"}:
-            problems.append(Problem(f"bad entry {entry!r}", file=path))
-            continue
-        if not _SOURCE.match(entry["source"]) or ".." in entry["source"].split("/"):
-            problems.append(Problem(f"source {entry['source']!r} is not a path in the output tree", file=path))
-        if not _DEST.match(entry["dest"]) or ".." in entry["dest"].split("/"):
-            problems.append(Problem(f"dest {entry['dest']!r} is not an absolute path", file=path))
-        if entry["dest"] in dests:
-            problems.append(Problem(f"two files installed as {entry['dest']}", file=path))
-        dests.add(entry["dest"])
-        if entry["mode"] not in ("0600", "0644", "0755"):
-            problems.append(Problem(f"mode {entry['mode']!r} is not one fabgen uses", file=path))
-    return problems
 
 
 HOST_TARGET = Target(name="install-hosts", scope="host", summary="per host install.json: each file's destination "

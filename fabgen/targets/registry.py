@@ -9,12 +9,11 @@ device's file back. Adding an output format is one folder and one row here.
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Iterable, Sequence
-from functools import cache, lru_cache
+from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
+from fabgen.device_match import device_matches as device_matches
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
 from fabgen.targets import cabling, install
@@ -84,19 +83,6 @@ def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
     if target.scope == "host":
         return [(h.name, h) for h in plan.hosts if target.applies(h)]
     return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
-
-
-def device_matches(device: str, patterns: Sequence[str] | None) -> bool:
-    """Cluster-wide files (device "") belong to a run only when no device filter is given."""
-    if not patterns:
-        return True
-    return bool(device) and _globs(tuple(patterns)).match(device) is not None
-
-
-@lru_cache(maxsize=64)
-def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One compiled regex for a set of globs: matched against thousands of device names per run."""
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:

@@ -55,16 +55,16 @@ from decimal import Decimal
 
 from jinja2 import Environment
 
-from fabgen.errors import Problem
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.eos.check import check_eos_config as check_eos_config
 from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
-from fabgen.targets.eos.session import check_session, render_session, resets, session_path
-from fabgen.targets.eos.syntax import MAX_DESCRIPTION, check_text
+from fabgen.targets.eos.session import render_session, resets, session_path
+from fabgen.targets.eos.syntax import MAX_DESCRIPTION
 
 TEMPLATE = "eos/switch.cfg.j2"
 EOS_MAX_MTU = 9214
@@ -371,13 +371,6 @@ def eos_config(plan: FabricPlan, switch: Switch) -> EosConfig:
 def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
     """The text of ``switches/NAME.cfg``."""
     return env.get_template(TEMPLATE).render(eos=eos_config(plan, switch))
-
-
-def check_eos_config(path: str, text: str) -> list[Problem]:
-    """Every line against the EOS grammar of :mod:`fabgen.targets.eos.syntax`, as ``path:line:col`` problems."""
-    if path.endswith(".session"):
-        return check_session(path, text)
-    return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in check_text(text)]
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:

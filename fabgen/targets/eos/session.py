@@ -41,11 +41,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-
-from jinja2 import Environment
+from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
 from fabgen.targets.eos.syntax import check_text
+
+if TYPE_CHECKING:  # annotations only: the cached one-device path re-runs check_session without Jinja2
+    from jinja2 import Environment
 
 TEMPLATE = "eos/session.j2"
 BEGIN = "configure session "

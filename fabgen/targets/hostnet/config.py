@@ -15,15 +15,17 @@ import re
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from fabgen.errors import Problem
-from fabgen.plan.host_network import ROCE_HEADERS
-from fabgen.plan.model import BackendInterface, Host
+
+if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks below without Jinja2 or the plan
+    from jinja2 import Environment
+
+    from fabgen.plan.model import BackendInterface, Host
 from fabgen.targets.base import RenderContext, Target
 
 NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
@@ -75,6 +77,8 @@ def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str,
     net = host.network
     if net is None or not net.interfaces:
         return {}
+    from fabgen.plan.host_network import ROCE_HEADERS  # here: the checks of this module must not import the planner
+
     common: dict[str, Any] = {"cluster": cluster, "host": host, "net": net, "roce_headers": ROCE_HEADERS}
     files: dict[str, str] = {}
     if net.config == "netplan":

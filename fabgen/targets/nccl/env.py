@@ -10,11 +10,15 @@ changes no byte.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fabgen.errors import FabgenError, Problem
-from fabgen.plan.model import Host
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.nccl.conf import format_nccl_conf, format_systemd_env, nccl_conf_problems, parse_systemd_env_located
 from fabgen.targets.nccl.variables import parse_version
+
+if TYPE_CHECKING:  # annotations only: the one-device cache re-runs validate_env_file without the plan
+    from fabgen.plan.model import Host
 
 
 def conf_path(host: str) -> str:
