@@ -128,6 +128,7 @@ class FakeHost:
     def _build_nic(self, nic: FakeNic, *, debugfs: bool, params_subdir: bool) -> None:
         net = self.sys / "class" / "net" / nic.netdev
         net.mkdir(parents=True)
+        (net / "mtu").write_text("1500\n")  # what mlx5 creates a netdev with
         if self.ofed:
             for debug_name, ofed_name in OFED_NAMES.items():
                 side, file = ofed_name.split("/")
