@@ -684,6 +684,19 @@ def test_a_plan_it_does_not_expect_is_refused(tmp_path: Path, gt_script: Path, e
     assert not list(tmp_path.rglob("pwned"))
 
 
+@pytest.mark.parametrize("mode", [0o664, 0o646, 0o666])
+def test_a_plan_others_may_write_is_refused(tmp_path: Path, gt_script: Path, mode: int) -> None:
+    """Root must not take its NIC settings from a file someone else can change."""
+    gt_script.with_suffix(".conf").chmod(mode)
+    host = FakeHost(tmp_path / "fake", fake_nics(), ofed=True)
+    result = run(host, gt_script, "--check")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"writable by no one else (mode {mode:o})" in result.stderr
+    assert host.calls() == []
+    gt_script.with_suffix(".conf").chmod(0o600)
+    assert run(host, gt_script, "--check").returncode == 1  # readable again: the host is simply not set up
+
+
 def test_version_and_missing_plan(tmp_path: Path, gt_script: Path) -> None:
     host = FakeHost(tmp_path / "fake", fake_nics(), ofed=True)
     result = run(host, gt_script, "--version")

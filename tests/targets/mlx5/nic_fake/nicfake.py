@@ -59,7 +59,7 @@ OFED_NAMES = {
     "np_cnp_prio": "roce_np/cnp_802p_prio",
 }
 
-SYSTEM_COMMANDS = ("mkdir", "rmdir", "cat")
+SYSTEM_COMMANDS = ("mkdir", "rmdir", "cat", "stat", "id")
 """External commands the scripts may run besides the NIC tools."""
 
 BASH = shutil.which("bash") or "/bin/bash"
