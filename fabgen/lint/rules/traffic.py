@@ -832,15 +832,22 @@ def nic_headroom_cable(ctx: LintContext) -> Iterator[Hit]:
         if not group.qos.lossless_priorities:
             continue
         long: dict[str, int] = {}
+        own: list[DataPath] = []  # fabric.cabling entries whose own length is the long one
         for switch in group.switches:
             for port in switch.ports:
-                if port.peer_kind == "host" and not port.shutdown and port.cable_m > MLX5_AUTO_BUFFER_CABLE_M:
-                    long[port.peer_device] = max(long.get(port.peer_device, 0), port.cable_m)
+                if port.peer_kind != "host" or port.shutdown or port.cable_m <= MLX5_AUTO_BUFFER_CABLE_M:
+                    continue
+                long[port.peer_device] = max(long.get(port.peer_device, 0), port.cable_m)
+                path = ctx.cable_paths.get(frozenset({(port.peer_device, port.peer_port), (switch.name, port.name)}))
+                if path is not None and ctx.spec.fabric.cabling[path[2]].length is not None:  # type: ignore[index]
+                    own.append(path)
         if not long:
             continue
         hosts = sorted(long)
-        where = ctx.first_written((*group.path, "cable_length", "host_leaf"), (*group.path, "cable_length"),
-                                  group.path)
+        role = ctx.first_written((*group.path, "cable_length", "host_leaf"), (*group.path, "cable_length"),
+                                 group.path)
+        own.sort(key=lambda p: p[2])
+        where = own[0] if own and len(own) == len(hosts) else role
         yield Hit(
             f"{hosts_phrase(hosts)} {'has' if len(hosts) == 1 else 'have'} host cables of up to "
             f"{max(long.values())} m, but mlx5 NICs size their PFC headroom for "
@@ -848,4 +855,5 @@ def nic_headroom_cable(ctx: LintContext) -> Iterator[Hit]:
             ctx.at(where),
             f"give host cables their real length (cable_length: {{host_leaf: ...}}); beyond "
             f"{MLX5_AUTO_BUFFER_CABLE_M} m size the NIC buffers by hand (mlnx_qos --buffer_size)",
+            tuple(ctx.at(p, note="this cable's own length") for p in own[:3] if p != where),
         )
