@@ -187,13 +187,14 @@ def test_overlay_applies_and_its_output_is_still_checked(tmp_path: Path, previou
     assert _files(out) == before
 
 
-def test_nic_script_overlay_without_host_line_is_a_clean_error(tmp_path: Path, previous) -> None:  # type: ignore[no-untyped-def]
+def test_nic_script_overlay_without_plan_format_is_a_clean_error(tmp_path: Path, previous) -> None:  # type: ignore[no-untyped-def]
+    """The shared script must say which plan format it reads: the plan files carry it."""
     template = "mlx5/roce-nic.sh.j2"
     if template not in TEMPLATES:
         pytest.skip(f"{template} is not shipped")
     name = example_using(template)
     out, before = previous(name)
-    root = overlay(tmp_path, template, "#!/bin/sh\necho {{ intent.host | shell_quote }}")
+    root = overlay(tmp_path, template, "#!/bin/sh\necho {{ version | shell_quote }}")
     code, _, stderr = run_cli("generate", str(example(name)), "-o", str(out), "--templates", str(root))
     assert code == 2 and "Traceback" not in stderr, stderr
     assert template in stderr

@@ -91,6 +91,7 @@ RULES: tuple[Rule, ...] = (
     # FG115 (pfc-watchdog-out-of-range) retired: each OS's limits refuse such timers at validation.
     Rule("FG116", "mtu-too-small", "error", traffic.mtu_too_small),
     Rule("FG117", "switch-override-unused", "warning", traffic.switch_override_unused),
+    Rule("FG118", "nic-headroom-cable-too-long", "warning", traffic.nic_headroom_cable),
     Rule("FG201", "rail-crossing", "error", rails.rail_crossing),
     Rule("FG202", "port-double-cabled", "error", rails.port_double_cabled),
     Rule("FG203", "port-beyond-radix", "error", rails.port_beyond_radix),

@@ -1,4 +1,4 @@
-"""NIC intents from the spec: what ``roce-nic.sh`` and ``nic-firmware.sh`` establish.
+"""NIC intents from the spec: what ``roce-nic.sh`` (from each host's plan) and ``nic-firmware.sh`` establish.
 
 The NIC side mirrors the switch side: same DSCP map, same lossless priorities,
 same CNP class; the NIC policy may override trust, the PFC vector or the CNP
@@ -25,8 +25,6 @@ if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the c
 
 DEFAULT_CNP = (48, 6)
 """DSCP and priority of CNPs when the policy names no CNP class (mlx5's own defaults)."""
-MAX_NIC_CABLE_M = 999
-"""mlx5 ignores cable lengths of 1000 m and more; we then leave the driver's value."""
 
 
 def cnp_marking(spec: ClusterSpec, qos: QosIntent) -> tuple[int, int]:
@@ -91,12 +89,10 @@ def host_nic_intent(spec: ClusterSpec, host: str, nics: tuple[HostNic, ...], qos
     prio_tc, tsa, bandwidth = _scheduling(qos)
     cnp_dscp, cnp_priority = cnp_marking(spec, qos)
     tos = traffic_class(spec, qos)
-    cable = qos.cable_length_m
     return HostNicIntent(
         host=host, nics=ports, trust=spec.nic.trust or qos.trust,  # type: ignore[arg-type]
         dscp_to_priority=qos.dscp_to_priority, pfc_priorities=pfc_priorities(spec, qos),
         prio_tc=prio_tc, tc_tsa=tsa, tc_bandwidth=bandwidth,  # type: ignore[arg-type]
-        cable_length_m=cable if cable <= MAX_NIC_CABLE_M else None,
         dcqcn=_dcqcn(spec, qos), cnp_dscp=cnp_dscp, cnp_priority=cnp_priority,
         cma_roce_mode=2, cma_roce_tos=tos, traffic_class=tos,
     )

@@ -1,7 +1,8 @@
 """What the NIC scripts of one host (and of one host profile) must establish.
 
 The planner fills these frozen dataclasses from the spec; the mlx5 templates
-(``templates/mlx5/roce-nic.sh.j2``, ``nic-firmware.sh.j2``) only print them.
+(``templates/mlx5/roce-nic.conf.j2``, the plan the shared ``roce-nic.sh`` reads,
+and ``nic-firmware.sh.j2``) only print them.
 Every number a script writes is decided here or in the planner, never in a
 template, so the linter can compare the NIC side with the switch side by
 reading the same objects the scripts are made from.
@@ -31,6 +32,13 @@ from typing import Literal
 NUM_PRIORITIES = 8
 """IEEE 802.1p priorities (and mlx5 traffic classes)."""
 NUM_DSCP = 64
+
+MLX5_AUTO_BUFFER_CABLE_M = 7
+"""``MLX5E_DEFAULT_CABLE_LEN``: the cable length mlx5 holds after load. A cable length set with
+``mlnx_qos --cable_len`` / ``dcb pfc delay`` becomes headroom only in the manual (software-owned)
+port-buffer mode (``mlx5e_dcbnl_ieee_setpfc`` calls ``mlx5e_port_manual_buffer_config`` only
+then), which fabgen does not enter, so the NIC intent carries no cable length; lint FG118 warns
+when a host cable is longer than this."""
 
 Side = Literal["rp", "np", "general"]
 """Reaction point (the sender that slows down), notification point (the receiver
@@ -318,7 +326,7 @@ CMA_ROCE_MODE_NAMES: Mapping[int, str] = MappingProxyType({1: "IB/RoCE v1", 2: "
 
 @dataclass(frozen=True, slots=True)
 class HostNicIntent:
-    """Every runtime NIC setting of one host: what ``hosts/NAME/roce-nic.sh`` establishes.
+    """Every runtime NIC setting of one host: ``hosts/NAME/roce-nic.conf``, which ``roce-nic.sh`` applies.
 
     All of it is runtime state (lost at reboot, driver reload or firmware
     reset): the script is meant to run at every boot. Per-host values are the
@@ -346,10 +354,6 @@ class HostNicIntent:
     tc_bandwidth: tuple[int, ...]
     """8 entries, index = TC: ETS share in percent; 0 for non-ETS TCs; the ETS TCs sum
     to 100 (the kernel rejects anything else)."""
-    cable_length_m: int | None
-    """Cable length in metres for the NIC's PFC headroom (``mlnx_qos --cable_len`` /
-    ``dcb pfc delay``); 1..999 (mlx5 silently ignores 0 and >= 1000). ``None`` leaves
-    the driver's value (7 m after load)."""
     dcqcn: DcqcnIntent
     cnp_dscp: int
     """DSCP of the CNPs the NIC sends (driver ``np_cnp_dscp`` / OFED ``cnp_dscp``); must
@@ -397,8 +401,6 @@ class HostNicIntent:
             _check(tsa == "ets" or bw == 0, "a non-ETS traffic class must have 0 % bandwidth")
         ets = [bw for tsa, bw in zip(self.tc_tsa, self.tc_bandwidth, strict=True) if tsa == "ets"]
         _check(not ets or sum(ets) == 100, f"ETS bandwidths must sum to 100, got {sum(ets)}")
-        if self.cable_length_m is not None:
-            _check_range("cable_length_m", self.cable_length_m, 1, 999)
         _check_range("cnp_dscp", self.cnp_dscp, 0, NUM_DSCP - 1)
         _check_range("cnp_priority", self.cnp_priority, 0, NUM_PRIORITIES - 1)
         if self.cma_roce_mode is not None:
@@ -512,6 +514,10 @@ class FirmwareIntent:
     cc_params: tuple[tuple[str, int], ...] = ()
     """DCQCN parameters (debugfs names, as in :class:`DcqcnIntent`) to store as boot
     defaults, so a host that boots without the runtime script still runs the plan."""
+    link_type: Literal["ETH"] | None = "ETH"
+    """``LINK_TYPE_Pn`` on adapters that have it (VPI cards, whose ports can come up as
+    InfiniBand; Ethernet-only cards lack the parameter, so it is set only where the
+    query lists it). ``None`` leaves it."""
 
     def __post_init__(self) -> None:
         _check(bool(_HOST.match(self.profile)), f"profile name {self.profile!r} is not safe in a script")
@@ -560,6 +566,12 @@ class FirmwareIntent:
     def device_settings(self, device: FirmwareDevice) -> tuple[tuple[str, str], ...]:
         """(full NV name with port suffix, value) for one adapter: what ``mlxconfig set`` takes."""
         return tuple((f"{name}_P{port}", value) for port in device.ports for name, value in self.port_settings())
+
+    def optional_device_settings(self, device: FirmwareDevice) -> tuple[tuple[str, str], ...]:
+        """Like :meth:`device_settings`, for parameters only some adapters have (set where the query lists them)."""
+        if self.link_type is None:
+            return ()
+        return tuple((f"LINK_TYPE_P{port}", self.link_type) for port in device.ports)
 
 
 def _nv_bool(value: bool | None) -> str | None:

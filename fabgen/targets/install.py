@@ -26,6 +26,7 @@ from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.install_check import check_install_map as check_install_map
+from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl.env import conf_path, env_path
 from fabgen.targets.nccl.topo import topology_path
 
@@ -59,10 +60,12 @@ def host_entries(plan: FabricPlan, host: Host) -> list[Entry]:
         entries.append(_entry(f"hosts/_profiles/{profile}/nic-firmware.sh", FIRMWARE_DEST, "0755",
                               "run it once; a firmware reset or reboot makes it active"))
     if host.nic_intent is not None:
-        entries.append(_entry(f"hosts/{host.name}/roce-nic.sh", boot.NIC_SCRIPT_DEST, "0755",
-                              "run by fabgen-roce-nic.service"))
+        entries.append(_entry(mlx5.plan_path(host.name), boot.NIC_PLAN_DEST, "0644",
+                              "read by roce-nic.sh at every run of fabgen-roce-nic.service"))
     if spec.host_profiles[profile].backend_nics():
         entries.extend([
+            _entry(mlx5.nic_script_path(profile), boot.NIC_SCRIPT_DEST, "0755",
+                   "run by fabgen-roce-nic.service; the same file on every host"),
             _entry(boot.unit_path(profile), boot.UNIT_DEST, "0644",
                    "systemctl daemon-reload && systemctl enable --now fabgen-roce-nic.service"),
             _entry(boot.udev_path(profile), boot.UDEV_DEST, "0644", "udevadm control --reload"),

@@ -39,6 +39,7 @@ TARGETS: tuple[Target, ...] = (
     nccl_env.TARGET,
     nvue.TARGET,
     mlx5.TARGET,
+    mlx5.SHARED_TARGET,
     mlx5.FIRMWARE_TARGET,
     slurm.TARGET,
     k8s_labels.TARGET,

@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fabgen.lint.context import LintContext, MemoKey, QosGroup, plural, preview
+from fabgen.lint.context import LintContext, MemoKey, QosGroup, hosts_phrase, plural, preview
 from fabgen.lint.finding import Hit
+from fabgen.plan.nic_intent import MLX5_AUTO_BUFFER_CABLE_M
 from fabgen.source import DataPath
 
 TC_VARIABLES = ("NCCL_IB_TC", "NCCL_IB_FIFO_TC", "NCCL_GIN_IB_TC")
@@ -798,3 +799,61 @@ def switch_override_unused(ctx: LintContext) -> Iterator[Hit]:
                 ctx.at(("fabric", "switch_overrides", index, "match")),
                 "fix the glob or remove the override",
             )
+
+
+def nic_headroom_cable(ctx: LintContext) -> Iterator[Hit]:
+    """A host cable longer than the NIC's PFC headroom allows for.
+
+    What it checks:
+        Every in-service host-leaf cable (its ``fabric.cabling`` length, else
+        ``qos.cable_length``, per role ``host_leaf``) must be at most 7 m when the
+        NICs are mlx5 and PFC is on: the cable length mlx5 assumes in its automatic
+        port-buffer mode.
+
+    Why it matters:
+        A NIC that pauses its leaf must still absorb what is on the wire until the
+        pause arrives; that headroom grows with the cable. mlx5 turns a cable length
+        into headroom only in its manual buffer mode (``mlx5e_dcbnl_ieee_setpfc``),
+        so ``mlnx_qos --cable_len`` changes nothing by itself, and fabgen's
+        ``roce-nic.sh`` does not set it. On a longer cable, a NIC that cannot drain
+        (PCIe or host-memory backpressure) can drop "lossless" RoCE packets.
+
+    Example:
+        qos:
+          cable_length: 40m        # host cables too: use {host_leaf: 3m, leaf_spine: 40m}
+
+    Fix:
+        Give the host cables their real length (``cable_length: {host_leaf: ...}``);
+        if they are longer than 7 m, size the NIC buffers by hand in mlx5's manual
+        buffer mode (``mlnx_qos --buffer_size`` and ``--cable_len``) and accept this
+        warning with ``# fabgen: disable=FG118``.
+    """
+    for group in ctx.qos_groups:  # nic.vendor can only be mlx5 so far
+        if not group.qos.lossless_priorities:
+            continue
+        long: dict[str, int] = {}
+        own: list[DataPath] = []  # fabric.cabling entries whose own length is the long one
+        for switch in group.switches:
+            for port in switch.ports:
+                if port.peer_kind != "host" or port.shutdown or port.cable_m <= MLX5_AUTO_BUFFER_CABLE_M:
+                    continue
+                long[port.peer_device] = max(long.get(port.peer_device, 0), port.cable_m)
+                path = ctx.cable_paths.get(frozenset({(port.peer_device, port.peer_port), (switch.name, port.name)}))
+                if path is not None and ctx.spec.fabric.cabling[path[2]].length is not None:  # type: ignore[index]
+                    own.append(path)
+        if not long:
+            continue
+        hosts = sorted(long)
+        role = ctx.first_written((*group.path, "cable_length", "host_leaf"), (*group.path, "cable_length"),
+                                 group.path)
+        own.sort(key=lambda p: p[2])
+        where = own[0] if own and len(own) == len(hosts) else role
+        yield Hit(
+            f"{hosts_phrase(hosts)} {'has' if len(hosts) == 1 else 'have'} host cables of up to "
+            f"{max(long.values())} m, but mlx5 NICs size their PFC headroom for "
+            f"{MLX5_AUTO_BUFFER_CABLE_M} m in the automatic buffer mode: a NIC that pauses may still drop",
+            ctx.at(where),
+            f"give host cables their real length (cable_length: {{host_leaf: ...}}); beyond "
+            f"{MLX5_AUTO_BUFFER_CABLE_M} m size the NIC buffers by hand (mlnx_qos --buffer_size)",
+            tuple(ctx.at(p, note="this cable's own length") for p in own[:3] if p != where),
+        )

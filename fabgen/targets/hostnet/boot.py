@@ -18,6 +18,8 @@ UDEV_DEST = "/etc/udev/rules.d/99-fabgen-roce-nic.rules"
 """99: after 80-net-setup-link has renamed the netdev."""
 LLDPD_DEST = "/etc/lldpd.d/fabgen.conf"
 NIC_SCRIPT_DEST = "/usr/local/sbin/roce-nic.sh"
+NIC_PLAN_DEST = "/etc/fabgen/roce-nic.conf"
+"""The host's own plan file, which the shared script reads (``--plan``)."""
 WORKLOADS = ("slurmd.service", "kubelet.service", "nvidia-fabricmanager.service")
 """Started after the NIC settings when present; ``Before=`` on an absent unit is a no-op."""
 
@@ -51,7 +53,7 @@ def render_boot_files(cluster: str, profile: str, netdevs: list[str], context: R
     common = {"cluster": cluster, "profile": profile}
     return {
         unit_path(profile): env.get_template("host-net/fabgen-roce-nic.service.j2").render(
-            dest=UNIT_DEST, udev_dest=UDEV_DEST, script=NIC_SCRIPT_DEST, devices=[device_unit(n) for n in netdevs],
+            dest=UNIT_DEST, udev_dest=UDEV_DEST, script=NIC_SCRIPT_DEST, plan=NIC_PLAN_DEST, devices=[device_unit(n) for n in netdevs],
             before=WORKLOADS, **common),
         udev_path(profile): env.get_template("host-net/udev.rules.j2").render(dest=UDEV_DEST, **common),
         lldpd_path(profile): env.get_template("host-net/lldpd.conf.j2").render(

@@ -1,61 +1,103 @@
-"""Render the mlx5 NIC scripts: ``roce-nic.sh`` per host, ``nic-firmware.sh`` per profile.
+"""Render the mlx5 NIC files: the shared ``roce-nic.sh``, each host's plan file, and ``nic-firmware.sh``.
 
-The templates print a :class:`~fabgen.plan.nic_intent.HostNicIntent` or
-:class:`~fabgen.plan.nic_intent.FirmwareIntent`; every value lands in a root
-shell script, so each one goes through :func:`shell_quote` even though the
-intent already refuses unsafe names (defence in depth: a template edit that
-forgets validation must still not open an injection).
+``roce-nic.sh`` used to be rendered per host with the host's values inlined:
+about 650 fixed lines repeated on every host (75 of the 109 MB of the 24k
+example). Now the script is the same bytes for every host, rendered once into
+each profile's directory (so a host's directory plus its profile's directory
+still hold everything the host needs, and ``--device`` keeps working), and a
+host gets only ``roce-nic.conf``: KEY=VALUE lines that the script parses as
+data. The two carry :data:`PLAN_FORMAT`; the script refuses a plan of another
+format, so a plan from a newer fabgen never meets an older script silently.
+
+Every value lands in a file a root script reads, so the plan file is checked
+line by line (:func:`plan_problems`) even though the intent already refuses
+unsafe names: a template overlay that prints something else is caught here.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from collections.abc import Mapping
 
 import jinja2
 
 from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import Host
-from fabgen.plan.nic_intent import FirmwareIntent, HostNicIntent
+from fabgen.plan.nic_intent import CC_PARAMS, MLX5_AUTO_BUFFER_CABLE_M, FirmwareIntent, HostNicIntent
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.environment import environment, shell_quote
 
-__all__ = ["FIRMWARE_TARGET", "TARGET", "render_firmware_script", "render_nic_script", "shell_quote"]
+__all__ = ["FIRMWARE_TARGET", "PLAN_FORMAT", "SHARED_TARGET", "TARGET", "nic_script_path", "plan_path",
+           "plan_problems", "render_firmware_script", "render_nic_plan", "render_nic_script", "shell_quote"]
 
 NIC_SCRIPT_TEMPLATE = "mlx5/roce-nic.sh.j2"
+NIC_PLAN_TEMPLATE = "mlx5/roce-nic.conf.j2"
 FIRMWARE_SCRIPT_TEMPLATE = "mlx5/nic-firmware.sh.j2"
 
+PLAN_FORMAT = 1
+"""Format of ``roce-nic.conf``. Bump it whenever a key is added, removed or changes meaning: the script
+accepts exactly its own format, so old scripts refuse new plans instead of misreading them."""
 
-def render_nic_script(intent: HostNicIntent, env: jinja2.Environment | None = None) -> str:
-    """``hosts/NAME/roce-nic.sh``: the idempotent runtime QoS/DCQCN script of one host."""
-    return (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).render(intent=intent)
+MAX_MTU = 9978
+"""Largest MTU mlx5 accepts on ConnectX-5 and later (``max_mtu`` of the netdev); the script refuses more."""
+
+def nic_script_path(profile: str) -> str:
+    return f"hosts/_profiles/{profile}/roce-nic.sh"
+
+
+def plan_path(host: str) -> str:
+    return f"hosts/{host}/roce-nic.conf"
+
+
+def _version() -> str:
+    from fabgen.pipeline import __version__  # pipeline imports the targets: import late
+
+    return f"fabgen {__version__}"
+
+
+def render_nic_script(env: jinja2.Environment | None = None) -> str:
+    """The shared ``roce-nic.sh``: the machinery, the runtime DCQCN parameter names, no host's values."""
+    cc = [(p.debugfs, p.ofed_side, p.ofed_file) for p in CC_PARAMS.values() if p.ofed is not None]
+    text = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).render(
+        version=_version(), plan_format=PLAN_FORMAT, cc_params=cc, default_cable_m=MLX5_AUTO_BUFFER_CABLE_M, max_mtu=MAX_MTU)
+    if text.count(f"\nreadonly PLAN_FORMAT={PLAN_FORMAT}\n") != 1:  # a user's overlay may not
+        where = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).filename or NIC_SCRIPT_TEMPLATE
+        raise OutputError([Problem("the roce-nic.sh template must print 'readonly PLAN_FORMAT={{ plan_format "
+                                   "| shell_quote }}' on exactly one line: the plan files it reads carry that "
+                                   "format", file=where)])
+    return text
+
+
+def render_nic_plan(intent: HostNicIntent, mtus: Mapping[str, int] | None = None,
+                    env: jinja2.Environment | None = None) -> str:
+    """``hosts/NAME/roce-nic.conf``: one host's values; ``mtus`` by netdev (a NIC without one keeps its MTU)."""
+    return (env or environment()).get_template(NIC_PLAN_TEMPLATE).render(
+        intent=intent, mtus=dict(mtus or {}), plan_format=PLAN_FORMAT, version=_version())
 
 
 def render_firmware_script(intent: FirmwareIntent, env: jinja2.Environment | None = None) -> str:
     """``hosts/_profiles/PROFILE/nic-firmware.sh``: persistent mlxconfig settings of a profile."""
-    devices = [(device, intent.device_settings(device)) for device in intent.devices]
+    devices = [(device, intent.device_settings(device), intent.optional_device_settings(device))
+               for device in intent.devices]
     return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(intent=intent, devices=devices)
 
 
-_HOST_SENTINEL = "fabgen-host"
-_HOST_LINE = "readonly HOST="
-
-
 def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
-    """Hosts of one profile share every line but ``readonly HOST=``: render once per distinct intent."""
     intent = host.nic_intent
     if intent is None:
         return {}
-    cache: dict[HostNicIntent, str] = context.cache.setdefault("nic-qos", {})
-    key = replace(intent, host=_HOST_SENTINEL)
-    text = cache.get(key)
+    mtus = {i.netdev: i.mtu for i in host.network.interfaces} if host.network is not None else {}
+    return {plan_path(host.name): render_nic_plan(intent, mtus, context.env)}
+
+
+def _render_shared(context: RenderContext, profile: str) -> dict[str, str]:
+    """The same script in every profile that has backend NICs, rendered once per run."""
+    if not context.plan.spec.host_profiles[profile].backend_nics():
+        return {}
+    text = context.cache.get("nic-script")
     if text is None:
-        text = cache[key] = render_nic_script(key, context.env)
-        if text.count(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n") != 1:  # a user's overlay may not
-            where = context.env.get_template(NIC_SCRIPT_TEMPLATE).filename or NIC_SCRIPT_TEMPLATE
-            raise OutputError([Problem("the roce-nic.sh template must print 'readonly HOST={{ intent.host "
-                                       "| shell_quote }}' on exactly one line", file=where)])
-    text = text.replace(f"\n{_HOST_LINE}{_HOST_SENTINEL}\n", f"\n{_HOST_LINE}{shell_quote(host.name)}\n", 1)
-    return {f"hosts/{host.name}/roce-nic.sh": text}
+        text = context.cache["nic-script"] = render_nic_script(context.env)
+    return {nic_script_path(profile): text}
 
 
 def _render_profile(context: RenderContext, profile: str) -> dict[str, str]:
@@ -65,7 +107,19 @@ def _render_profile(context: RenderContext, profile: str) -> dict[str, str]:
     return {f"hosts/_profiles/{profile}/nic-firmware.sh": render_firmware_script(intent, context.env)}
 
 
-TARGET = Target(name="nic-qos", scope="host", summary="per-host mlx5 trust/PFC/ETS/ECN/DCQCN script (roce-nic.sh)",
-                render=_render_host)
+_PLAN_LINE = re.compile(r"(?:#[^\x00-\x1f\x7f]*|[A-Z][A-Z_]*=[A-Za-z0-9 ._:/-]*)?")
+"""A comment, a blank line, or KEY=VALUE with a value of plain words: what the script's parser takes."""
+
+
+def plan_problems(path: str, text: str) -> list[Problem]:
+    """Every line of a plan file is one the script's strict reader can take as data."""
+    return [Problem(f"unexpected line {line!r}", file=path, line=number)
+            for number, line in enumerate(text.split("\n"), 1) if not _PLAN_LINE.fullmatch(line)]
+
+
+TARGET = Target(name="nic-qos", scope="host", summary="per-host plan of the mlx5 NICs' MTU, trust, PFC, ETS, ECN "
+                "and DCQCN (roce-nic.conf), read by the shared roce-nic.sh", render=_render_host, check=plan_problems)
+SHARED_TARGET = Target(name="nic-qos-script", scope="profile", summary="the shared, versioned roce-nic.sh that "
+                       "applies a host's roce-nic.conf (idempotent, --check, --dry-run)", render=_render_shared)
 FIRMWARE_TARGET = Target(name="nic-firmware", scope="profile",
                          summary="per-profile persistent mlxconfig settings (nic-firmware.sh)", render=_render_profile)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from fabgen.targets.hostnet.boot import NIC_SCRIPT_DEST, boot_problems, device_unit
+from fabgen.targets.hostnet.boot import NIC_PLAN_DEST, NIC_SCRIPT_DEST, boot_problems, device_unit
 from tests.helpers import EXAMPLE_NAMES, example
 from tests.targets.hostnet.test_host_net import require_tool
 
@@ -27,7 +27,7 @@ def test_systemd_verifies_every_unit(name: str, tmp_path: Path) -> None:
         script = tmp_path / "roce-nic.sh"
         script.write_text("#!/bin/sh\n")
         script.chmod(0o755)
-        assert text.count(f"ExecStart={NIC_SCRIPT_DEST}\n") == 1
+        assert text.count(f"ExecStart={NIC_SCRIPT_DEST} --plan {NIC_PLAN_DEST}\n") == 1
         unit = tmp_path / "fabgen-roce-nic.service"
         unit.write_text(text.replace(f"ExecStart={NIC_SCRIPT_DEST}", f"ExecStart={script}"))
         proc = subprocess.run([analyze, "verify", "--man=no", str(unit)], capture_output=True, text=True, check=False)

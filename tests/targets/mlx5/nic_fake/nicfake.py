@@ -59,7 +59,7 @@ OFED_NAMES = {
     "np_cnp_prio": "roce_np/cnp_802p_prio",
 }
 
-SYSTEM_COMMANDS = ("mkdir", "rmdir", "cat")
+SYSTEM_COMMANDS = ("mkdir", "rmdir", "cat", "stat", "id")
 """External commands the scripts may run besides the NIC tools."""
 
 BASH = shutil.which("bash") or "/bin/bash"
@@ -128,6 +128,7 @@ class FakeHost:
     def _build_nic(self, nic: FakeNic, *, debugfs: bool, params_subdir: bool) -> None:
         net = self.sys / "class" / "net" / nic.netdev
         net.mkdir(parents=True)
+        (net / "mtu").write_text("1500\n")  # what mlx5 creates a netdev with
         if self.ofed:
             for debug_name, ofed_name in OFED_NAMES.items():
                 side, file = ofed_name.split("/")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs an import at every stub call
     from typing import Any
@@ -44,6 +45,7 @@ NV_ENUMS: dict[str, dict[str, int]] = {
     "LLDP_NB_TX_MODE": {"OFF": 0, "MANDATORY": 1, "ALL": 2},
     "CNP_DSCP_MODE": {"DEVICE_DEFAULT": 0, "FIXED_VALUE": 1, "RX_PACKET": 2},
     "QOS_TRUST_STATE": {"TRUST_PORT": 0, "TRUST_PCP": 1, "TRUST_DSCP": 2, "TRUST_DSCP_PCP": 3},
+    "LINK_TYPE": {"IB": 1, "ETH": 2, "VPI": 3},
 }
 NV_BOOLS = {"LLDP_NB_DCBX", "DCBX_WILLING", "DCBX_IEEE", "DCBX_CEE", "CLAMP_TGT_RATE",
             "CLAMP_TGT_RATE_AFTER_TIME_INC", "CNP_RES_PRIO_MODE"}
@@ -442,17 +444,22 @@ def _mlxconfig(state_dir: str, argv: list[str]) -> tuple[bool, str]:
         if name not in nv:
             raise StubError(f"-E- The Device doesn't support {name} parameter")
     if command in ("q", "query"):
+        # mlxcfg_ui.cpp: Default/Current columns only with -e and only where the firmware
+        # reports them (nvcaps-PCI.json may say it does not); "*", then "RO" or two spaces.
+        caps_path = os.path.join(state_dir, f"nvcaps-{device}.json")
+        caps = json.loads(_read(caps_path)) if os.path.exists(caps_path) else {"default": True, "current": True}
+        show = [c for c in ("default", "current") if verbose and caps[c]] + ["next"]
         names = params or sorted(nv)
-        header = f"{'Default':<20}{'Current':<20}Next Boot" if verbose else "Next Boot"
+        header = "".join(f"{c.capitalize():<20} " for c in show[:-1]) + "Next Boot"
         lines = ["", "Device #1:", "----------", "", "Device type:        ConnectX7",
                  "Name:               MCX75310AAS-NEAT_Ax",
                  "Description:        NVIDIA ConnectX-7 HHHL adapter card; 400GbE / NDR IB; Single-port OSFP",
                  f"Device:             {device}", "", f"Configurations:{'':<41}{header}"]
         for name in names:
             e = nv[name]
-            star = "*" if e["next"] != e["default"] or e["next"] != e["current"] else " "
-            cols = [e["default"], e["current"], e["next"]] if verbose else [e["next"]]
-            lines.append(f"{star}        {name:<44}" + "".join(f"{_nv_show(name, c):<20}" for c in cols))
+            star = "*" if any(e[c] != e["next"] for c in show) else " "
+            ro = "RO" if e.get("ro") else "  "
+            lines.append(f"{star}{ro}     {name:<48}" + " ".join(f"{_nv_show(name, e[c]):<20}" for c in show))
         lines.append("The '*' shows parameters with next value different from default/current value.")
         return False, "\n".join(lines) + "\n"
     if command == "set":
@@ -460,6 +467,8 @@ def _mlxconfig(state_dir: str, argv: list[str]) -> tuple[bool, str]:
             raise StubError("Apply new Configuration? (y/n) [n] : N\nAborted!")
         for p in params:
             name, _, value = p.partition("=")
+            if nv[name].get("ro"):
+                raise StubError(f"-E- {name} is read only")
             nv[name]["next"] = _nv_parse(name, value)
         _write(path, json.dumps(nv, indent=1, sort_keys=True))
         return True, "Applying... Done!\n-I- Please reboot machine to load new configurations.\n"
