@@ -16,7 +16,6 @@ unsafe names: a template overlay that prints something else is caught here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import jinja2
@@ -26,6 +25,7 @@ from fabgen.plan.model import Host
 from fabgen.plan.nic_intent import CC_PARAMS, MLX5_AUTO_BUFFER_CABLE_M, FirmwareIntent, HostNicIntent
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.environment import environment, shell_quote
+from fabgen.targets.mlx5.plan_check import plan_problems as plan_problems
 
 __all__ = ["FIRMWARE_TARGET", "PLAN_FORMAT", "SHARED_TARGET", "TARGET", "nic_script_path", "plan_path",
            "plan_problems", "render_firmware_script", "render_nic_plan", "render_nic_script", "shell_quote"]
@@ -105,16 +105,6 @@ def _render_profile(context: RenderContext, profile: str) -> dict[str, str]:
     if intent is None:
         return {}
     return {f"hosts/_profiles/{profile}/nic-firmware.sh": render_firmware_script(intent, context.env)}
-
-
-_PLAN_LINE = re.compile(r"(?:#[^\x00-\x1f\x7f]*|[A-Z][A-Z_]*=[A-Za-z0-9 ._:/-]*)?")
-"""A comment, a blank line, or KEY=VALUE with a value of plain words: what the script's parser takes."""
-
-
-def plan_problems(path: str, text: str) -> list[Problem]:
-    """Every line of a plan file is one the script's strict reader can take as data."""
-    return [Problem(f"unexpected line {line!r}", file=path, line=number)
-            for number, line in enumerate(text.split("\n"), 1) if not _PLAN_LINE.fullmatch(line)]
 
 
 TARGET = Target(name="nic-qos", scope="host", summary="per-host plan of the mlx5 NICs' MTU, trust, PFC, ETS, ECN "
