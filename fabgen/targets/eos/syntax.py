@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache, lru_cache
 
 INDENT = 3
 """EOS indents each configuration mode by three spaces."""
@@ -475,8 +475,10 @@ class Line:
 _BAD_CHAR = re.compile(r"[^\x20-\x7e]")
 
 
-_LEXICAL_TROUBLE = re.compile(r"[^\x20-\x7e\n]| \n|\n\n|\A\n")
-"""Any lexical problem anywhere in a text; when absent, lines skip the per-line lexical check."""
+_BAD_TEXT_CHAR = re.compile(r"[^\x20-\x7e\n]")
+"""A character no line may hold. With no such character, no blank line and no space before a newline in the
+whole text (plain substring scans: one alternation regex over the text cost a millisecond per config), lines
+skip the per-line lexical check."""
 
 
 def check_text(text: str) -> list[SyntaxIssue]:
@@ -492,7 +494,8 @@ def check_text(text: str) -> list[SyntaxIssue]:
         return [SyntaxIssue(1, 1, "empty configuration")]
     if not text.endswith("\n"):
         issues.append(SyntaxIssue(text.count("\n") + 1, 1, "the file must end with a newline"))
-    lexical = _LEXICAL_TROUBLE.search(text) is not None or not text.endswith("\n")
+    lexical = (_BAD_TEXT_CHAR.search(text) is not None or " \n" in text or "\n\n" in text or text[0] == "\n"
+               or not text.endswith("\n"))
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -530,7 +533,7 @@ def check_text(text: str) -> list[SyntaxIssue]:
             continue
         del stack[depth + 1:]
         mode, siblings, seen = stack[depth]
-        form, values, error = _match_line(body, mode)
+        form, values, error = _match_fast(body, mode)
         if form is None:
             issues.append(SyntaxIssue(number, spaces + 1, error or "unparsable line"))
             continue
@@ -586,6 +589,115 @@ def _text_issue(number: int, col: int, text: str) -> SyntaxIssue | None:
     return SyntaxIssue(number, col, error) if error else None
 
 
+_Match = tuple[Form | None, tuple[str, ...], str | None]
+
+
+def _match_fast(body: str, mode: str) -> _Match:
+    """:func:`_match_line`'s answer, cheaply for lines that differ from earlier ones only in their arguments.
+
+    A fabric's configs repeat most lines verbatim (answered by ``_match_line``'s
+    memo), but each port adds lines seen once (its description, address and BGP
+    neighbour): those are matched by the mode's compiled shapes (literal words
+    compared in place, each argument through a memoised validator: the same
+    ASN or peer address recurs on several lines). Only an accepted line takes
+    this path; anything a shape refuses goes to ``_match_line``, which finds the
+    form and the error exactly as before, so no check is weakened.
+    """
+    seen = _ACCEPTED[mode]
+    known = seen.get(body)
+    if known is not None:
+        return known
+    for shape in _SHAPES[mode].get(body.partition(" ")[0], ()):
+        values = shape.accept(body)
+        if values is not None:
+            if len(seen) >= _ACCEPTED_MAX:
+                seen.clear()
+            known = seen[body] = (shape.form, values, None)
+            return known
+    return _match_line(body, mode)
+
+
+_ACCEPTED_MAX = 1 << 16
+_ACCEPTED: dict[str, dict[str, _Match]] = {}
+"""mode -> {line: accepted match}: the lines every config repeats, answered by one dict lookup (bounded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A form compiled for the fast path: one regex for its literal words, a memoised validator per argument."""
+
+    form: Form
+    pattern: re.Pattern[str]
+    validators: tuple[Callable[[str], str | None], ...]
+
+    def accept(self, body: str) -> tuple[str, ...] | None:
+        match = self.pattern.fullmatch(body)
+        if match is None:
+            return None
+        values = match.groups()
+        for valid, token in zip(self.validators, values, strict=True):
+            if valid(token) is not None:
+                return None
+        if self.form.check is not None and self.form.check(list(values)) is not None:
+            return None
+        return values
+
+
+def _fixed(form: Form) -> bool:
+    """A form of one token per item (a {text} rest allowed last): the shapes the fast path compiles."""
+    last = len(form.items) - 1
+    return all(isinstance(item, str) or (not item.repeat and (not item.rest or n == last))
+               for n, item in enumerate(form.items))
+
+
+def _disjoint(a: Form, b: Form) -> bool:
+    """No line matches both: a literal differs at a position both reach, or both are fixed forms of different lengths."""
+    for x, y in zip(a.items, b.items, strict=False):  # up to the shorter form
+        if isinstance(x, str) and isinstance(y, str):
+            if x != y:
+                return True
+        elif _variable(x) or _variable(y):
+            return False
+    return _fixed(a) and _fixed(b) and len(a.items) != len(b.items) \
+        and not any(isinstance(i, _Arg) and i.rest for i in (*a.items, *b.items))
+
+
+def _variable(item: str | _Arg) -> bool:
+    """An item that may take more than one token: after it, positions no longer line up."""
+    return isinstance(item, _Arg) and (item.repeat or item.rest)
+
+
+@cache
+def _memo_type(kind: str) -> Callable[[str], str | None]:
+    """TYPES[kind] memoised per token (bounded): a peer address or an ASN recurs on several lines of a config."""
+    return lru_cache(maxsize=1 << 16)(TYPES[kind])
+
+
+def _shape_index() -> dict[str, dict[str, tuple[_Shape, ...]]]:
+    """Per mode and first word, the fixed forms that no earlier form of the group could also match.
+
+    ``_match_line`` returns the first form of the group that accepts a line; a
+    shape is only used when every earlier form is disjoint from it, so the fast
+    path can never pick a different form than the slow one.
+    """
+    index: dict[str, dict[str, tuple[_Shape, ...]]] = {}
+    for mode, groups in _BY_FIRST_WORD.items():
+        index[mode] = {}
+        for word, forms in groups.items():
+            shapes = []
+            for n, form in enumerate(forms):
+                if not _fixed(form) or not all(_disjoint(earlier, form) for earlier in forms[:n]):
+                    continue
+                # A literal is itself; an argument one token (no space; an empty one is Form.match's
+                # "two spaces"); a final {text} the rest of the line, as Form.match joins it.
+                pattern = " ".join(re.escape(item) if isinstance(item, str) else "(.*)" if item.rest else "([^ ]+)"
+                                   for item in form.items)
+                shapes.append(_Shape(form, re.compile(pattern), tuple(
+                    _memo_type(item.kind) for item in form.items if isinstance(item, _Arg))))
+            index[mode][word] = tuple(shapes)
+    return index
+
+
 @lru_cache(maxsize=65536)
 def _match_line(body: str, mode: str) -> tuple[Form | None, tuple[str, ...], str | None]:
     """The form a line matches (memoised: a fabric's configs repeat most lines thousands of times)."""
@@ -616,6 +728,9 @@ def _first_word_index() -> dict[str, dict[str, tuple[Form, ...]]]:
 
 _BY_FIRST_WORD = _first_word_index()
 """Forms of each mode by their first word: a line is only tried against forms that can match it."""
+_SHAPES = _shape_index()
+_ACCEPTED.update((mode, {}) for mode in MODES)
+"""The fast path's compiled forms (see :func:`_match_fast`)."""
 
 
 # -- rules over blocks ------------------------------------------------------------------
