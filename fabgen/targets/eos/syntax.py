@@ -504,7 +504,9 @@ def check_text(text: str) -> list[SyntaxIssue]:
     stack: list[tuple[str, list[Line], dict[str, int]]] = [("global", root, {})]
     end_line = 0
     number = 0
-    for raw in lines:
+    count = len(lines)
+    while number < count:
+        raw = lines[number]
         number += 1
         if end_line:
             issues.append(SyntaxIssue(number, 1, "text after 'end'"))
@@ -544,13 +546,103 @@ def check_text(text: str) -> list[SyntaxIssue]:
         line = Line(number, depth, body, mode, form, values)
         siblings.append(line)
         if form.enters:
-            stack.append((form.enters, line.children, {}))
+            children: dict[str, int] = {}
+            stack.append((form.enters, line.children, children))
+            if depth == 0 and not lexical:
+                number += _fast_block(form, line, lines, number, children)
         elif form is _END:
             end_line = number
     if not end_line:
         issues.append(SyntaxIssue(len(lines) or 1, 1, "the configuration must finish with 'end'"))
     issues.extend(_block_rules(root))
     return sorted(issues, key=lambda i: (i.line, i.col))
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """The children of a top-level block (an interface's eight lines) as one regex over the joined lines.
+
+    Learnt from the first block of its header's form whose children are all
+    plain one-level lines of distinct fast shapes; a later block that matches
+    it, with every argument valid and every form's own check passing, gets the
+    same :class:`Line` objects the line-by-line walk would make, so the block
+    rules see exactly what they would have seen.
+    """
+
+    size: int
+    pattern: re.Pattern[str]
+    children: tuple[tuple[_Shape, int, int], ...]
+    """Each child's shape and the slice of the regex's groups that are its values."""
+    validators: tuple[Callable[[str], str | None], ...]
+    """One per group, in order."""
+    checks: tuple[tuple[Callable[[list[str]], str | None], int, int], ...]
+    """The children's own form checks, each with its slice of the groups."""
+
+
+_BLOCKS: dict[Form, list[_Block]] = {}
+_BLOCKS_PER_FORM = 4
+
+
+def _fast_block(header: Form, line: Line, lines: list[str], start: int, seen: dict[str, int]) -> int:
+    """How many lines after ``start`` a learnt block shape accounted for (their Lines appended), or 0.
+
+    Only called when the whole text passed the lexical scan (no tab, control
+    character, trailing space or blank line anywhere), which the per-line walk
+    would otherwise check line by line.
+    """
+    mode = header.enters
+    assert mode is not None
+    for block in _BLOCKS.get(header, ()):
+        end = start + block.size
+        if end > len(lines):
+            continue
+        match = block.pattern.fullmatch("\n".join(lines[start:end]))
+        if match is None:
+            continue
+        groups = match.groups()
+        for valid, token in zip(block.validators, groups, strict=True):
+            if valid(token) is not None:
+                break
+        else:
+            if all(check(list(groups[low:high])) is None for check, low, high in block.checks):
+                number = start
+                for shape, low, high in block.children:
+                    body = lines[number][INDENT:]
+                    number += 1
+                    seen[body] = number
+                    line.children.append(Line(number, 1, body, mode, shape.form, groups[low:high]))
+                return block.size
+    _learn_block(header, lines, start)
+    return 0
+
+
+def _learn_block(header: Form, lines: list[str], start: int) -> None:
+    """Compile the block that starts at ``start`` if it is a run of plain depth-1 lines of distinct fast shapes."""
+    known = _BLOCKS.setdefault(header, [])
+    if len(known) >= _BLOCKS_PER_FORM:
+        return
+    mode = header.enters
+    assert mode is not None
+    shapes: list[_Shape] = []
+    for raw in lines[start:]:
+        if not raw.startswith(" " * INDENT) or raw[INDENT:INDENT + 1] in (" ", "!", ""):
+            break
+        body = raw[INDENT:]
+        form = _match_line(body, mode)[0]
+        shape = next((s for s in _SHAPES[mode].get(body.partition(" ")[0], ()) if s.form is form), None)
+        if form is None or shape is None or form.enters or any(s.form is form for s in shapes):
+            return
+        shapes.append(shape)
+    if not shapes:
+        return
+    parts, children, low = [], [], 0
+    for shape in shapes:
+        parts.append(" " * INDENT + shape.pattern.pattern.replace("[^ ]", "[^ \n]"))
+        children.append((shape, low, low + len(shape.validators)))
+        low += len(shape.validators)
+    known.append(_Block(len(shapes), re.compile("\n".join(parts)), tuple(children),
+                        tuple(v for shape in shapes for v in shape.validators),
+                        tuple((s.form.check, low, high) for s, low, high in children if s.form.check is not None)))
 
 
 def _lexical(number: int, raw: str) -> SyntaxIssue | None:

@@ -102,3 +102,24 @@ def test_every_shape_is_disjoint_from_the_forms_before_it() -> None:
                 assert all(syntax._disjoint(f, shape.form) for f in earlier), (mode, shape.form.spec)
     assert syntax._SHAPES["interface"]["ip"], "the per-port address line must have a fast shape"
     assert syntax._SHAPES["router-bgp"]["neighbor"], "the neighbour lines must have fast shapes"
+
+
+@pytest.mark.parametrize(("after", "extra", "message"), [
+    ("   no shutdown", "   no shutdown", "'no shutdown' repeats line"),
+    ("   service-profile FABGEN-QOS", "   ip address 10.99.0.1/31", "has more than one primary address"),
+    ("   service-profile FABGEN-QOS", "   shutdown", None),
+])
+def test_a_line_added_to_a_learnt_block_is_still_checked(after: str, extra: str, message: str | None) -> None:
+    """A block matching a learnt interface shape and then going on: the extra line meets the per-line walk
+    and the block rules, which see every line of the block."""
+    fleet = _fleet(64)
+    for text in fleet[:32]:
+        assert syntax.check_text(text) == []
+    lines = fleet[40].split("\n")
+    at = lines.index(after) + 1
+    lines.insert(at, extra)
+    issues = syntax.check_text("\n".join(lines))
+    if message is None:  # 'shutdown' beside 'no shutdown' is no rule of the checker: not an error, and not lost
+        assert issues == []
+    else:
+        assert [i.line for i in issues] == [at + 1] and message in issues[0].message
