@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Benchmark fabgen stage by stage (a script, not a test).
 
-    python bench/run.py [--scenario NAME]... [--repeat N] [--json OUT]
+    python bench/run.py [--markdown] [--skip-scale] [--json OUT]        # every figure of issue 17, one table
+    python bench/run.py --scenario NAME... [--repeat N] [--json OUT]     # stage by stage, per scenario
+
+Without ``--scenario`` it prints one table: each figure of the performance
+issue (name, measured, target, pass/fail), from the ``rows()`` function of each
+bench module present (``bench/generate.py`` here; ``bench/device.py`` and
+``bench/twin.py`` when they have one). ``--markdown`` prints it as the
+README's table, with the machine and the command.
 
 Each stage is timed in-process with ``time.perf_counter``; the table shows the
 median of ``--repeat`` runs. Peak memory is the process's peak RSS from
@@ -157,14 +164,58 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+ROW_MODULES = ("bench.generate", "bench.device", "bench.twin")
+"""Bench modules whose ``rows()`` make the figures table; a missing module or one without ``rows`` is skipped."""
+
+
+def figure_rows(skip_scale: bool) -> list[Any]:
+    import importlib
+
+    found: list[Any] = []
+    for name in ROW_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        rows = getattr(module, "rows", None)
+        if rows is None:
+            continue
+        found += rows(scale=not skip_scale) if name == "bench.generate" else rows()
+    return found
+
+
+def figures(args: argparse.Namespace) -> int:
+    from bench.rows import machine, markdown_table, text_table
+
+    command = "python bench/run.py" + (" --skip-scale" if args.skip_scale else "")
+    where = machine()
+    rows = figure_rows(args.skip_scale)
+    if args.markdown:
+        print(f"Measured with `{command}` on {where}; CPU time (user + sys) of each process, wall time beside it.\n")
+        print(markdown_table(rows))
+    else:
+        print(f"{command}\n{where}\n")
+        print(text_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": where, "command": command,
+                                               "rows": [vars(r) for r in rows]}, indent=2) + "\n")
+    return 0  # a missed target is a figure in the table, not a failure of the bench
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", action="append", choices=SCENARIOS)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", metavar="OUT")
+    parser.add_argument("--markdown", action="store_true", help="the figures table as the README's markdown")
+    parser.add_argument("--skip-scale", action="store_true", help="leave out the 131k and 262k runs")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    names = args.scenario or ["lab", "llama3-24k"]
+    if not args.scenario:
+        return figures(args)
+    names = args.scenario
     if args.in_process:
         print(json.dumps(run_scenario(names[0], args.repeat)))
         return 0

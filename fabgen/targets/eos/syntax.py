@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache, lru_cache
 
 INDENT = 3
 """EOS indents each configuration mode by three spaces."""
@@ -486,8 +486,10 @@ class Line:
 _BAD_CHAR = re.compile(r"[^\x20-\x7e]")
 
 
-_LEXICAL_TROUBLE = re.compile(r"[^\x20-\x7e\n]| \n|\n\n|\A\n")
-"""Any lexical problem anywhere in a text; when absent, lines skip the per-line lexical check."""
+_BAD_TEXT_CHAR = re.compile(r"[^\x20-\x7e\n]")
+"""A character no line may hold. With no such character, no blank line and no space before a newline in the
+whole text (plain substring scans: one alternation regex over the text cost a millisecond per config), lines
+skip the per-line lexical check."""
 
 
 def check_text(text: str) -> list[SyntaxIssue]:
@@ -503,7 +505,8 @@ def check_text(text: str) -> list[SyntaxIssue]:
         return [SyntaxIssue(1, 1, "empty configuration")]
     if not text.endswith("\n"):
         issues.append(SyntaxIssue(text.count("\n") + 1, 1, "the file must end with a newline"))
-    lexical = _LEXICAL_TROUBLE.search(text) is not None or not text.endswith("\n")
+    lexical = (_BAD_TEXT_CHAR.search(text) is not None or " \n" in text or "\n\n" in text or text[0] == "\n"
+               or not text.endswith("\n"))
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -512,7 +515,9 @@ def check_text(text: str) -> list[SyntaxIssue]:
     stack: list[tuple[str, list[Line], dict[str, int]]] = [("global", root, {})]
     end_line = 0
     number = 0
-    for raw in lines:
+    count = len(lines)
+    while number < count:
+        raw = lines[number]
         number += 1
         if end_line:
             issues.append(SyntaxIssue(number, 1, "text after 'end'"))
@@ -541,7 +546,7 @@ def check_text(text: str) -> list[SyntaxIssue]:
             continue
         del stack[depth + 1:]
         mode, siblings, seen = stack[depth]
-        form, values, error = _match_line(body, mode)
+        form, values, error = _match_fast(body, mode)
         if form is None:
             issues.append(SyntaxIssue(number, spaces + 1, error or "unparsable line"))
             continue
@@ -552,13 +557,103 @@ def check_text(text: str) -> list[SyntaxIssue]:
         line = Line(number, depth, body, mode, form, values)
         siblings.append(line)
         if form.enters:
-            stack.append((form.enters, line.children, {}))
+            children: dict[str, int] = {}
+            stack.append((form.enters, line.children, children))
+            if depth == 0 and not lexical:
+                number += _fast_block(form, line, lines, number, children)
         elif form is _END:
             end_line = number
     if not end_line:
         issues.append(SyntaxIssue(len(lines) or 1, 1, "the configuration must finish with 'end'"))
     issues.extend(_block_rules(root))
     return sorted(issues, key=lambda i: (i.line, i.col))
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """The children of a top-level block (an interface's eight lines) as one regex over the joined lines.
+
+    Learnt from the first block of its header's form whose children are all
+    plain one-level lines of distinct fast shapes; a later block that matches
+    it, with every argument valid and every form's own check passing, gets the
+    same :class:`Line` objects the line-by-line walk would make, so the block
+    rules see exactly what they would have seen.
+    """
+
+    size: int
+    pattern: re.Pattern[str]
+    children: tuple[tuple[_Shape, int, int], ...]
+    """Each child's shape and the slice of the regex's groups that are its values."""
+    validators: tuple[Callable[[str], str | None], ...]
+    """One per group, in order."""
+    checks: tuple[tuple[Callable[[list[str]], str | None], int, int], ...]
+    """The children's own form checks, each with its slice of the groups."""
+
+
+_BLOCKS: dict[Form, list[_Block]] = {}
+_BLOCKS_PER_FORM = 4
+
+
+def _fast_block(header: Form, line: Line, lines: list[str], start: int, seen: dict[str, int]) -> int:
+    """How many lines after ``start`` a learnt block shape accounted for (their Lines appended), or 0.
+
+    Only called when the whole text passed the lexical scan (no tab, control
+    character, trailing space or blank line anywhere), which the per-line walk
+    would otherwise check line by line.
+    """
+    mode = header.enters
+    assert mode is not None
+    for block in _BLOCKS.get(header, ()):
+        end = start + block.size
+        if end > len(lines):
+            continue
+        match = block.pattern.fullmatch("\n".join(lines[start:end]))
+        if match is None:
+            continue
+        groups = match.groups()
+        for valid, token in zip(block.validators, groups, strict=True):
+            if valid(token) is not None:
+                break
+        else:
+            if all(check(list(groups[low:high])) is None for check, low, high in block.checks):
+                number = start
+                for shape, low, high in block.children:
+                    body = lines[number][INDENT:]
+                    number += 1
+                    seen[body] = number
+                    line.children.append(Line(number, 1, body, mode, shape.form, groups[low:high]))
+                return block.size
+    _learn_block(header, lines, start)
+    return 0
+
+
+def _learn_block(header: Form, lines: list[str], start: int) -> None:
+    """Compile the block that starts at ``start`` if it is a run of plain depth-1 lines of distinct fast shapes."""
+    known = _BLOCKS.setdefault(header, [])
+    if len(known) >= _BLOCKS_PER_FORM:
+        return
+    mode = header.enters
+    assert mode is not None
+    shapes: list[_Shape] = []
+    for raw in lines[start:]:
+        if not raw.startswith(" " * INDENT) or raw[INDENT:INDENT + 1] in (" ", "!", ""):
+            break
+        body = raw[INDENT:]
+        form = _match_line(body, mode)[0]
+        shape = next((s for s in _SHAPES[mode].get(body.partition(" ")[0], ()) if s.form is form), None)
+        if form is None or shape is None or form.enters or any(s.form is form for s in shapes):
+            return
+        shapes.append(shape)
+    if not shapes:
+        return
+    parts, children, low = [], [], 0
+    for shape in shapes:
+        parts.append(" " * INDENT + shape.pattern.pattern.replace("[^ ]", "[^ \n]"))
+        children.append((shape, low, low + len(shape.validators)))
+        low += len(shape.validators)
+    known.append(_Block(len(shapes), re.compile("\n".join(parts)), tuple(children),
+                        tuple(v for shape in shapes for v in shape.validators),
+                        tuple((s.form.check, low, high) for s, low, high in children if s.form.check is not None)))
 
 
 def _lexical(number: int, raw: str) -> SyntaxIssue | None:
@@ -597,6 +692,115 @@ def _text_issue(number: int, col: int, text: str) -> SyntaxIssue | None:
     return SyntaxIssue(number, col, error) if error else None
 
 
+_Match = tuple[Form | None, tuple[str, ...], str | None]
+
+
+def _match_fast(body: str, mode: str) -> _Match:
+    """:func:`_match_line`'s answer, cheaply for lines that differ from earlier ones only in their arguments.
+
+    A fabric's configs repeat most lines verbatim (answered by ``_match_line``'s
+    memo), but each port adds lines seen once (its description, address and BGP
+    neighbour): those are matched by the mode's compiled shapes (literal words
+    compared in place, each argument through a memoised validator: the same
+    ASN or peer address recurs on several lines). Only an accepted line takes
+    this path; anything a shape refuses goes to ``_match_line``, which finds the
+    form and the error exactly as before, so no check is weakened.
+    """
+    seen = _ACCEPTED[mode]
+    known = seen.get(body)
+    if known is not None:
+        return known
+    for shape in _SHAPES[mode].get(body.partition(" ")[0], ()):
+        values = shape.accept(body)
+        if values is not None:
+            if len(seen) >= _ACCEPTED_MAX:
+                seen.clear()
+            known = seen[body] = (shape.form, values, None)
+            return known
+    return _match_line(body, mode)
+
+
+_ACCEPTED_MAX = 1 << 16
+_ACCEPTED: dict[str, dict[str, _Match]] = {}
+"""mode -> {line: accepted match}: the lines every config repeats, answered by one dict lookup (bounded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A form compiled for the fast path: one regex for its literal words, a memoised validator per argument."""
+
+    form: Form
+    pattern: re.Pattern[str]
+    validators: tuple[Callable[[str], str | None], ...]
+
+    def accept(self, body: str) -> tuple[str, ...] | None:
+        match = self.pattern.fullmatch(body)
+        if match is None:
+            return None
+        values = match.groups()
+        for valid, token in zip(self.validators, values, strict=True):
+            if valid(token) is not None:
+                return None
+        if self.form.check is not None and self.form.check(list(values)) is not None:
+            return None
+        return values
+
+
+def _fixed(form: Form) -> bool:
+    """A form of one token per item (a {text} rest allowed last): the shapes the fast path compiles."""
+    last = len(form.items) - 1
+    return all(isinstance(item, str) or (not item.repeat and (not item.rest or n == last))
+               for n, item in enumerate(form.items))
+
+
+def _disjoint(a: Form, b: Form) -> bool:
+    """No line matches both: a literal differs at a position both reach, or both are fixed forms of different lengths."""
+    for x, y in zip(a.items, b.items, strict=False):  # up to the shorter form
+        if isinstance(x, str) and isinstance(y, str):
+            if x != y:
+                return True
+        elif _variable(x) or _variable(y):
+            return False
+    return _fixed(a) and _fixed(b) and len(a.items) != len(b.items) \
+        and not any(isinstance(i, _Arg) and i.rest for i in (*a.items, *b.items))
+
+
+def _variable(item: str | _Arg) -> bool:
+    """An item that may take more than one token: after it, positions no longer line up."""
+    return isinstance(item, _Arg) and (item.repeat or item.rest)
+
+
+@cache
+def _memo_type(kind: str) -> Callable[[str], str | None]:
+    """TYPES[kind] memoised per token (bounded): a peer address or an ASN recurs on several lines of a config."""
+    return lru_cache(maxsize=1 << 16)(TYPES[kind])
+
+
+def _shape_index() -> dict[str, dict[str, tuple[_Shape, ...]]]:
+    """Per mode and first word, the fixed forms that no earlier form of the group could also match.
+
+    ``_match_line`` returns the first form of the group that accepts a line; a
+    shape is only used when every earlier form is disjoint from it, so the fast
+    path can never pick a different form than the slow one.
+    """
+    index: dict[str, dict[str, tuple[_Shape, ...]]] = {}
+    for mode, groups in _BY_FIRST_WORD.items():
+        index[mode] = {}
+        for word, forms in groups.items():
+            shapes = []
+            for n, form in enumerate(forms):
+                if not _fixed(form) or not all(_disjoint(earlier, form) for earlier in forms[:n]):
+                    continue
+                # A literal is itself; an argument one token (no space; an empty one is Form.match's
+                # "two spaces"); a final {text} the rest of the line, as Form.match joins it.
+                pattern = " ".join(re.escape(item) if isinstance(item, str) else "(.*)" if item.rest else "([^ ]+)"
+                                   for item in form.items)
+                shapes.append(_Shape(form, re.compile(pattern), tuple(
+                    _memo_type(item.kind) for item in form.items if isinstance(item, _Arg))))
+            index[mode][word] = tuple(shapes)
+    return index
+
+
 @lru_cache(maxsize=65536)
 def _match_line(body: str, mode: str) -> tuple[Form | None, tuple[str, ...], str | None]:
     """The form a line matches (memoised: a fabric's configs repeat most lines thousands of times)."""
@@ -627,6 +831,9 @@ def _first_word_index() -> dict[str, dict[str, tuple[Form, ...]]]:
 
 _BY_FIRST_WORD = _first_word_index()
 """Forms of each mode by their first word: a line is only tried against forms that can match it."""
+_SHAPES = _shape_index()
+_ACCEPTED.update((mode, {}) for mode in MODES)
+"""The fast path's compiled forms (see :func:`_match_fast`)."""
 
 
 # -- rules over blocks ------------------------------------------------------------------

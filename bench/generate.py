@@ -1,0 +1,164 @@
+"""The generation figures of issue 17 as rows: 24k end to end, EOS against pyavd, floors, 131k and 262k.
+
+Every figure is the CPU time (user + sys, from ``os.wait4``'s rusage of the
+``fabgen generate`` process, or ``time.process_time`` in-process) because the
+machine is shared: wall time is printed beside it, but only CPU time and the
+ratios taken in one run compare. Peak RSS is the child's ``ru_maxrss``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench.rows import Row
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One ``fabgen generate`` process."""
+
+    cpu_s: float
+    wall_s: float
+    peak_mb: float
+
+
+def fabgen_process(spec: Path, out: Path, *extra: str) -> Run:
+    """Run ``fabgen generate SPEC -o OUT`` in a child and read its own rusage (not the bench's, not a sibling's)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "fabgen.cli", "generate", str(spec), "-o", str(out), *extra],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"fabgen generate {spec} failed:\n{err.read().decode(errors='replace')}")
+    return Run(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024)
+
+
+def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.process_time()
+    result = fn()
+    return time.process_time() - start, result
+
+
+def _spec_file(name: str, tmp: Path) -> Path:
+    from bench.run import _spec_text
+
+    _, text = _spec_text(name)
+    path = tmp / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _seconds(run: Run) -> str:
+    return f"{run.cpu_s:.2f} s CPU ({run.wall_s:.2f} s wall)"
+
+
+def _mb(mb: float) -> str:
+    return f"{mb / 1024:.2f} GB" if mb >= 1024 else f"{mb:.0f} MB"
+
+
+def _pyavd_per_device(plan: Any, count: int = 3) -> float | None:
+    """Median CPU seconds pyavd takes for one leaf: validate the structured config and render the EOS config."""
+    try:
+        import pyavd
+    except ImportError:
+        return None
+    from fabgen.targets.avd.structured import structured_config
+    from fabgen.targets.eos.config import eos_config
+
+    leaves = [s for s in plan.switches if s.os == "eos" and s.tier == "leaf"][:count]
+    times = []
+    for leaf in leaves:
+        structured = structured_config(eos_config(plan, leaf))
+
+        def render(structured: dict[str, Any] = structured) -> str:
+            result = pyavd.validate_structured_config(structured)
+            text: str = pyavd.get_device_config(result.validated_data)
+            return text
+
+        times.append(_cpu(render)[0])
+    return statistics.median(times)
+
+
+def floor_rows(plan: Any) -> list[Row]:
+    """Each target's time against the bytes-only floor (plain joins from the same plan, asserted byte-identical)."""
+    from bench.floor_eos import floor_files
+    from fabgen.targets.registry import select_targets
+    from fabgen.targets.render import render_files
+
+    floors: dict[str, Callable[[Any], dict[str, str]]] = {"eos": floor_files}
+    rows = []
+    for target in select_targets(None):
+        floor = floors.get(target.name)
+        if floor is None:
+            rows.append(Row(f"24k {target.name} within 2x of its bytes-only floor", "no floor written yet",
+                            "<= 2x", None))
+            continue
+        floor_s, floor_out = _cpu(partial(floor, plan))
+        real_s, (real_out, _) = _cpu(partial(render_files, plan, [target.name]))
+        assert floor_out == real_out, f"the {target.name} floor must produce the target's bytes"
+        ratio = real_s / floor_s
+        rows.append(Row(f"24k {target.name} within 2x of its bytes-only floor",
+                        f"{ratio:.1f}x ({real_s:.2f} s with every check vs {floor_s:.2f} s by joins)", "<= 2x",
+                        ratio <= 2, ratio))
+    return rows
+
+
+def rows(scale: bool = True) -> list[Row]:
+    from fabgen.pipeline import load_spec, plan_fabric
+
+    found: list[Row] = []
+    with tempfile.TemporaryDirectory(dir=os.environ.get("FABGEN_BENCH_TMP")) as tmp_name:
+        tmp = Path(tmp_name)
+        spec24 = ROOT / "examples" / "llama3-24k" / "spec.yaml"
+        full = fabgen_process(spec24, tmp / "24k")
+        found.append(Row("24k fabric, all targets, `fabgen generate` end to end", _seconds(full), "< 3 s CPU",
+                         full.cpu_s < 3, full.cpu_s))
+        found.append(Row("24k fabric peak RSS", _mb(full.peak_mb), "< 1 GB", full.peak_mb < 1024, full.peak_mb))
+
+        plan = plan_fabric(load_spec(spec24))
+        switches = sum(1 for s in plan.switches if s.os == "eos")
+        eos = fabgen_process(spec24, tmp / "24k-eos", "--only", "eos")
+        per_switch = eos.cpu_s / switches
+        avd = _pyavd_per_device(plan)
+        found.append(Row("EOS per switch, `generate --only eos` (load, plan, render, every check, write)",
+                         f"{per_switch * 1000:.2f} ms CPU ({eos.cpu_s:.2f} s / {switches:,} switches)", "", None,
+                         per_switch))
+        if avd is None:
+            found.append(Row("EOS per switch against pyavd", "pyavd not installed: not measured", ">= 100x", None))
+        else:
+            ratio = avd / per_switch
+            found.append(Row("EOS per switch against pyavd (validate + get_device_config of a 64-port leaf)",
+                             f"{ratio:.0f}x (pyavd {avd * 1000:.1f} ms per device)", ">= 100x", ratio >= 100, ratio))
+        found += floor_rows(plan)
+        del plan
+
+        if not scale:
+            return [*found, Row("131,072 and 262,144 GPUs", "skipped (--skip-scale)", "", None)]
+        per_gpu_24k = full.cpu_s / 24576
+        for name, gpus, limit in (("131k", 131072, 20.0), ("262k", 262144, 45.0)):
+            run = fabgen_process(_spec_file(name, tmp), tmp / name)
+            found.append(Row(f"{gpus:,} GPUs, all targets, end to end", _seconds(run), f"< {limit:.0f} s CPU",
+                             run.cpu_s < limit, run.cpu_s))
+            if name == "262k":
+                ratio = (run.cpu_s / gpus) / per_gpu_24k
+                found.append(Row("262k per-GPU cost against the 24k fabric's",
+                                 f"{ratio:.2f}x ({run.cpu_s / gpus * 1e6:.0f} vs {per_gpu_24k * 1e6:.0f} us per GPU)",
+                                 "<= 1.2x", ratio <= 1.2, ratio))
+                found.append(Row("262k peak RSS", _mb(run.peak_mb), "< 4 GB", run.peak_mb < 4096, run.peak_mb))
+    return found
