@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from fabgen.errors import Problem
 from fabgen.targets.eos.session import check_session
-from fabgen.targets.eos.syntax import check_text
+from fabgen.targets.eos.syntax import checked_text
 
 
 def check_eos_config(path: str, text: str) -> list[Problem]:
     """Every line against the EOS grammar of :mod:`fabgen.targets.eos.syntax`, as ``path:line:col`` problems."""
     if path.endswith(".session"):
         return check_session(path, text)
-    return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in check_text(text)]
+    return [Problem(issue.message, file=path, line=issue.line, col=issue.col) for issue in checked_text(text)]

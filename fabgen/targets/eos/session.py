@@ -44,7 +44,7 @@ import re
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
-from fabgen.targets.eos.syntax import check_text
+from fabgen.targets.eos.syntax import checked_text
 
 if TYPE_CHECKING:  # annotations only: the cached one-device path re-runs check_session without Jinja2
     from jinja2 import Environment
@@ -52,13 +52,14 @@ if TYPE_CHECKING:  # annotations only: the cached one-device path re-runs check_
 TEMPLATE = "eos/session.j2"
 BEGIN = "configure session "
 REVIEW = "show session-config diffs"
-_RESETS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"no (qos profile \S+)"), r"\1"),
-    (re.compile(r"no (platform trident mmu queue profile \S+)"), r"\1"),
-    (re.compile(r"default (interface \S+)"), r"\1"),
+_RESETS: tuple[tuple[re.Pattern[str], str | None], ...] = (
+    (re.compile(r"no (qos profile \S+)"), None),
+    (re.compile(r"no (platform trident mmu queue profile \S+)"), None),
+    (re.compile(r"default (interface \S+)"), None),
     (re.compile(r"no router bgp"), "router bgp "),
 )
-"""Every line a session's prologue may hold, and the header of the section it resets (a prefix for BGP)."""
+"""Every line a session's prologue may hold, and the header of the section it resets: the line's first group
+(None), or a fixed prefix (BGP)."""
 
 
 def session_path(name: str) -> str:
@@ -127,15 +128,16 @@ def check_session(path: str, text: str) -> list[Problem]:
     if not re.fullmatch(r"fabgen-[0-9a-f]{12}", name):
         problems.append(Problem(f"session name {name!r} is not fabgen-<12 hex>", file=path))
     offset = text.splitlines().index(BEGIN + name) + 1 + len(prologue)
-    problems += [Problem(i.message, file=path, line=i.line + offset, col=i.col) for i in check_text(body)
-                 if i.line <= body.count("\n") - 1]  # the restored 'end' is not in the file
-    headers = [line for line in body.splitlines() if not line.startswith((" ", "!"))]
+    last = body.count("\n") - 1  # the restored 'end' is not in the file
+    problems += [Problem(i.message, file=path, line=i.line + offset, col=i.col) for i in checked_text(body)
+                 if i.line <= last]
+    headers = {line for line in body.splitlines() if not line.startswith((" ", "!"))}
     for line in prologue:
         if line.startswith("default interface Management"):
             problems.append(Problem(f"'{line}' would erase an operator's vrf and ACLs on the management port",
                                     file=path))
             continue
-        section = next(m.expand(header) for r, header in _RESETS if (m := r.fullmatch(line)))
-        if not any(h == section or (section.endswith(" ") and h.startswith(section)) for h in headers):
+        section = next(m[1] if header is None else header for r, header in _RESETS if (m := r.fullmatch(line)))
+        if section not in headers and not (section.endswith(" ") and any(h.startswith(section) for h in headers)):
             problems.append(Problem(f"'{line}' resets a section the session does not write again", file=path))
     return problems

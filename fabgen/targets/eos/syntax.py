@@ -492,6 +492,17 @@ whole text (plain substring scans: one alternation regex over the text cost a mi
 skip the per-line lexical check."""
 
 
+@lru_cache(maxsize=8)
+def checked_text(text: str) -> tuple[SyntaxIssue, ...]:
+    """:func:`check_text`, answered once per distinct text.
+
+    A switch's ``.session`` body is its ``.cfg`` again, checked right after it:
+    the second check of the same bytes is the first one's verdict (the check is
+    a pure function of the text, so nothing is skipped).
+    """
+    return tuple(check_text(text))
+
+
 def check_text(text: str) -> list[SyntaxIssue]:
     """Every problem in an EOS configuration text, in line order.
 

@@ -70,7 +70,7 @@ def test_fast_path_agrees_with_the_full_matcher_on_real_and_mutated_lines() -> N
     """Every line of the lab's EOS output, and digit/word mutations of it, get the full matcher's answer."""
     files = render_fabric(plan_fabric(load_spec(EXAMPLES / "lab" / "spec.yaml")), ["eos"])
     checked = 0
-    for text in files.values():
+    for text in (text for path, text in files.items() if path.endswith(".cfg")):  # a .session's prologue is not config
         mode_of: dict[int, str] = {0: "global"}
         for raw in text.splitlines():
             body = raw.lstrip(" ")
