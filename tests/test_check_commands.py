@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import require_reference
+
 from tests.helpers import ROOT, example, run_cli
 
 TOPO_DATA = ROOT / "tests" / "data" / "nccl_topo"
@@ -46,7 +46,7 @@ def test_check_sonic_on_generated_and_planted(tmp_path: Path) -> None:
     assert run_cli("generate", str(example("sonic-pod")), "-o", str(out), "--only", "sonic")[0] == 0
     files = sorted(out.rglob("config_db.json"))
     assert files
-    code, stdout, stderr = run_cli("check-sonic", *map(str, files), "--yang-dir", str(yang))
+    code, _stdout, stderr = run_cli("check-sonic", *map(str, files), "--yang-dir", str(yang))
     assert code == 0, stderr
     data = json.loads(files[0].read_text())
     data["DSCP_TO_TC_MAP"]["ROCE"]["64"] = "3"

@@ -23,7 +23,7 @@ def _bad(tmp_path: Path, text: str | bytes) -> Path:
 
 
 BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
-    f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, n in zip("abcdefg", "bcdefgh"))
+    f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, n in zip("abcdefg", "bcdefgh", strict=False))
 
 
 @pytest.mark.parametrize(

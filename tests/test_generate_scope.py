@@ -64,7 +64,7 @@ def _generate(spec: Path, out: Path, *extra: str) -> tuple[int, str, str]:
 @pytest.fixture
 def lab_out(tmp_path: Path) -> Path:
     out = tmp_path / "out"
-    code, stdout, stderr = _generate(LAB, out)
+    code, _stdout, stderr = _generate(LAB, out)
     assert code == 0, stderr
     return out
 
@@ -138,7 +138,7 @@ def test_check_only_compares_the_chosen_target(lab_out: Path) -> None:
     before = _snapshot(lab_out)
 
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", host_target)
-    assert code == 1 and f"--- a/hosts/lab01/nccl.conf" in stdout and switch_rel not in stdout
+    assert code == 1 and "--- a/hosts/lab01/nccl.conf" in stdout and switch_rel not in stdout
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", switch_target)
     assert code == 1 and f"--- a/{switch_rel}" in stdout and "nccl.conf" not in stdout
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", "cabling")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 from functools import cache
-from pathlib import Path
 
 import pytest
 

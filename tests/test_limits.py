@@ -25,13 +25,13 @@ import fabgen.source as source
 from fabgen.errors import FabgenError, SpecError
 from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan.topology import topology_intent
+from fabgen.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_source
+from fabgen.spec import validate_spec
+from fabgen.spec.references import MAX_HOSTS
 from fabgen.targets.environment import environment
 from fabgen.targets.nccl.topo import TEMPLATE
 from fabgen.targets.nccl.topo_check import MAX_NODES as NCCL_MAX_NODES
 from fabgen.targets.nccl.topo_check import check_topology_xml
-from fabgen.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_source
-from fabgen.spec import validate_spec
-from fabgen.spec.references import MAX_HOSTS
 from fabgen.units import MAX_AMOUNT
 from tests.helpers import edited, example, run_cli
 

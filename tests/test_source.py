@@ -62,7 +62,7 @@ def test_bom_refused() -> None:
 
 def test_billion_laughs_refused_fast() -> None:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=False):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     start = time.perf_counter()
     message = _error("\n".join(lines) + "\n")

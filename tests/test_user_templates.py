@@ -28,9 +28,9 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from fabgen._resources import resource_dir
 from fabgen.errors import FabgenError
+from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.targets.environment import environment
 from fabgen.targets.render import render_files
-from fabgen.pipeline import load_spec, plan_fabric
 from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, example, run_cli
 
 SHIPPED = resource_dir("templates")

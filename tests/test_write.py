@@ -58,7 +58,7 @@ def test_refuses_foreign_non_empty_directory(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "important.cfg").write_text("keep\n")
-    with pytest.raises(OutputError, match="no fabgen manifest.json"):
+    with pytest.raises(OutputError, match=r"no fabgen manifest\.json"):
         _write({"a.txt": "a\n"}, out)
     assert (out / "important.cfg").read_text() == "keep\n" and not (out / "a.txt").exists()
     _write({"a.txt": "a\n"}, out, force=True)

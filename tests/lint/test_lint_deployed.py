@@ -12,7 +12,6 @@ from lint_support import base_path, write_deployed
 from fabgen.cli import main
 from fabgen.errors import FabgenError
 from fabgen.lint import lint
-from fabgen.lint import deployed as deployed_module
 from fabgen.lint.deployed import read_deployed
 from fabgen.lint.engine import run_lint
 from fabgen.pipeline import load_spec, plan_fabric

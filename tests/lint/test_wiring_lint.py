@@ -92,9 +92,9 @@ def test_fixture_is_lldpd_json_shape() -> None:
         interfaces = data["lldp"]["interface"]
         assert isinstance(interfaces, list)
         for item in interfaces:
-            ((name, body),) = item.items()
+            ((_name, body),) = item.items()
             assert body["via"] == "LLDP" and set(body) >= {"rid", "age", "chassis", "port"}
-            ((chassis_name, chassis),) = body["chassis"].items()
+            ((_chassis_name, chassis),) = body["chassis"].items()
             assert chassis["id"]["type"] == "mac"
             assert body["port"]["id"]["type"] == "ifname"
         assert read_lldp(path), f"{path.name} reads with fabgen.wiring"
@@ -102,8 +102,8 @@ def test_fixture_is_lldpd_json_shape() -> None:
 
 def test_host_out_of_service_nic_is_not_expected(lab) -> None:  # type: ignore[no-untyped-def]
     spec, fabric = lab
-    links = [ObservedLink(l.a_device, l.a_port, l.b_device, l.b_port, "site.csv", i + 2, "csv")
-             for i, l in enumerate(fabric.links) if (l.a_device, l.a_port) != ("lab04", "ens4np0")]
+    links = [ObservedLink(link.a_device, link.a_port, link.b_device, link.b_port, "site.csv", i + 2, "csv")
+             for i, link in enumerate(fabric.links) if (link.a_device, link.a_port) != ("lab04", "ens4np0")]
     assert lint(spec, fabric, wiring=links) == []
 
 

@@ -36,7 +36,7 @@ def test_a_cables_own_length_wins_on_both_ends() -> None:
                                      {"a": "leaf-r1-p00-01:Ethernet256", "b": "spine-01:Ethernet4"}]
 
     fabric = plan_fabric(load_spec(edited(cable, "sonic-pod")))
-    link = next(l for l in fabric.links if l.a_device == "gpu01" and l.a_port == "ens1np0")
+    link = next(x for x in fabric.links if x.a_device == "gpu01" and x.a_port == "ens1np0")
     assert link.explicit and link.length_m == 7
     leaf = fabric.switch("leaf-r0-p00-01")
     assert next(p for p in leaf.ports if p.name == "Ethernet0").cable_m == 7

@@ -93,7 +93,7 @@ def test_explicit_mtu_is_used() -> None:
 ])
 def test_bad_mtu_is_refused_at_its_line(mtu: int, message: str) -> None:
     text = edited(lambda d: d["host_profiles"]["lab-node"].__setitem__("backend_network", {"mtu": mtu}))
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip() == f"mtu: {mtu}")
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if row.strip() == f"mtu: {mtu}")
     with pytest.raises(SpecError) as info:
         plan_fabric(load_spec(text))
     [problem] = info.value.problems

@@ -124,7 +124,7 @@ def test_explicit_cabling_replaces_planned_links() -> None:
     fabric = plan_fabric(load_spec(edited(lambda d: d["fabric"].update(cabling=cables))))
     base = _plan("lab")
     assert len(fabric.links) == len(base.links)
-    moved = {(l.a_device, l.a_port): l for l in fabric.links if l.explicit}
+    moved = {(link.a_device, link.a_port): link for link in fabric.links if link.explicit}
     assert moved[("lab01", "ens1np0")].b_device == "leaf-r1-p00-01"
     assert moved[("lab01", "ens1np0")].rail == 0  # the NIC's rail, now on a rail-1 leaf: the linter's call
     leaf0 = fabric.switch("leaf-r0-p00-01")

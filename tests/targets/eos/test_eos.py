@@ -285,7 +285,7 @@ def test_speed_follows_link_speed() -> None:
 
 
 def test_watchdog_forward_is_refused_at_validation() -> None:
-    with pytest.raises(SpecError, match="action forward cannot be carried out .only drop. on EOS") as info:
+    with pytest.raises(SpecError, match=r"action forward cannot be carried out .only drop. on EOS") as info:
         variant(lambda d: d["qos"]["pfc"]["watchdog"].__setitem__("action", "forward"))
     assert info.value.problems[0].path == "qos.pfc.watchdog.action"
     off = variant(lambda d: d["qos"]["pfc"]["watchdog"].update(action="forward", enabled=False))

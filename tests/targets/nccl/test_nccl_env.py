@@ -18,10 +18,10 @@ from conftest import EXAMPLES, ROOT
 
 import fabgen.pipeline as pipeline
 from fabgen.errors import SpecError
-from fabgen.targets.nccl.conf import parse_nccl_conf, parse_nccl_conf_located, parse_systemd_env
-from fabgen.targets.nccl.variables import check_nccl_var
 from fabgen.plan.model import Host
+from fabgen.targets.nccl.conf import parse_nccl_conf, parse_nccl_conf_located, parse_systemd_env
 from fabgen.targets.nccl.env import validate_env_file
+from fabgen.targets.nccl.variables import check_nccl_var
 from fabgen.targets.registry import target_names
 
 LAB = EXAMPLES / "lab" / "spec.yaml"

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import fabgen.pipeline as pipeline
+import fabgen.targets.nccl.topo_check as nccl_topo_check
 from fabgen.errors import OutputError, SpecError
 from fabgen.plan.topology import (
     BRIDGE_CLASS,
@@ -29,7 +30,6 @@ from fabgen.plan.topology import (
     parse_cpulist,
     topology_intent,
 )
-import fabgen.targets.nccl.topo_check as nccl_topo_check
 from fabgen.targets.nccl.topo_check import check_topology_xml
 from fabgen.targets.registry import target_names
 
@@ -151,7 +151,7 @@ def test_generated_xml_obeys_nccl_parser(spec: Path, mode: str) -> None:
 def test_node_count_matches_the_file() -> None:
     for text in (NDV5.read_text(), full_mode("2.30.7"), LAB.read_text()):
         spec = pipeline.load_spec(text)
-        [(path, xml)] = render_topo(text).items()
+        [(_path, xml)] = render_topo(text).items()
         intent = topology_intent(spec, next(iter(spec.host_profiles)))
         root = etree.fromstring(xml.encode())
         assert intent.node_count == sum(1 for _ in root.iter(tag=etree.Element))

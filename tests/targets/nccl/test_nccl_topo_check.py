@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import require_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import require_reference
 
 from fabgen.errors import Problem
 from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_file, check_topology_xml

@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fabgen.errors import SpecError
 from ruamel.yaml import YAML
 
-from fabgen.errors import OutputError
+import fabgen.targets.qos_common as qos_common
+from fabgen.errors import OutputError, SpecError
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.plan import FabricPlan
 from fabgen.plan.model import Switch
-import fabgen.targets.qos_common as qos_common
 from fabgen.targets.environment import environment
 from fabgen.targets.nvue.config import nvue_config, nvue_script, startup_yaml
 from fabgen.targets.nvue.parse import (
@@ -148,7 +146,7 @@ def test_comments_compare_with_qos_roce_defaults() -> None:
 
 
 def test_pfc_only_policy_marks_nothing() -> None:
-    for switch, startup, _ in _pairs("pfc-only"):
+    for _switch, startup, _ in _pairs("pfc-only"):
         tree = load_set_tree(startup)["qos"]
         assert all(tc["ecn"] == "disable" for tc in tree["congestion-control"]["default-global"]["traffic-class"]
                    .values())
@@ -258,7 +256,7 @@ def _run_script(script: str, tmp_path: Path, *args: str) -> tuple[subprocess.Com
 
 
 def test_script_runs_nv_set_and_applies_only_when_asked(tmp_path: Path) -> None:
-    switch, startup, script = _pairs("example")[0]
+    _switch, _startup, script = _pairs("example")[0]
     staged, calls = _run_script(script, tmp_path)
     assert staged.returncode == 0, staged.stderr
     assert all(call[0] == "set" for call in calls)

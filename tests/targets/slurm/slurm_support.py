@@ -13,7 +13,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -50,10 +50,8 @@ def _stop(pid_file: Path, proc: subprocess.Popen[bytes] | None) -> None:
         if text.isdigit():
             pids.add(int(text))
     for pid in pids:
-        try:
+        with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     if proc is not None:
         try:
             proc.wait(timeout=10)

@@ -12,7 +12,7 @@ from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan import FabricPlan
 from fabgen.targets.placement import placement
 from fabgen.targets.slurm.topology import check, hostlist, topology_conf
-from tests.helpers import edited, example
+from tests.helpers import example
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 

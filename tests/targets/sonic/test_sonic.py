@@ -15,18 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fabgen.errors import SpecError
 from conftest import require_reference
 
-from fabgen.errors import OutputError, SpecError
-from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from fabgen.targets.sonic.buffers import resolve_constants, switch_buffers
-from fabgen.plan.model import FabricPlan
 import fabgen.targets.qos_common as qos_common
 import fabgen.targets.sonic.config_db as sonic
-from fabgen.targets.sonic.parse import parse_sonic_qos, qos_ports
+from fabgen.errors import SpecError
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.plan.model import FabricPlan
 from fabgen.spec.buffers import SonicBuffers
+from fabgen.targets.sonic.buffers import resolve_constants, switch_buffers
+from fabgen.targets.sonic.parse import parse_sonic_qos, qos_ports
 from tests.helpers import edited, example
 
 # -- fixtures --------------------------------------------------------------------------------

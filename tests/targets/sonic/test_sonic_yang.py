@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from conftest import ROOT, require_reference
 
-from fabgen.errors import FabgenError, Problem
 import fabgen.targets.sonic.yang as sonic_yang
+from fabgen.errors import FabgenError, Problem
 from fabgen.targets.sonic.yang import check_sonic_files, validate_config_db
 
 DATA = ROOT / "tests" / "data" / "sonic"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import ClassVar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs an import at every stub call
@@ -116,7 +117,7 @@ class _MlnxQosOptions:
     """The mlnx_qos options fabgen's script uses (optparse semantics: last one wins,
     --dscp2prio repeatable); anything else is rejected like optparse does."""
 
-    FLAGS = {"-i": "intf", "--interface": "intf", "-f": "pfc", "--pfc": "pfc", "-p": "prio_tc",
+    FLAGS: ClassVar[dict[str, str]] = {"-i": "intf", "--interface": "intf", "-f": "pfc", "--pfc": "pfc", "-p": "prio_tc",
              "--prio_tc": "prio_tc", "-s": "tsa", "--tsa": "tsa", "-t": "tcbw", "--tcbw": "tcbw",
              "-d": "dcbx", "--dcbx": "dcbx", "--trust": "trust", "--dscp2prio": "dscp2prio",
              "--cable_len": "cable_len"}
