@@ -244,6 +244,24 @@ TYPES: dict[str, Validator] = {
     "bfd-multiplier": _integer(3, 50, "BFD multiplier"),
 }
 
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_EVEN_OCTET = r"(?:25[024]|2[0-4][02468]|1[0-9][02468]|[1-9]?[02468])"
+STRICT: dict[str, str] = {
+    "ip": rf"{_OCTET}(?:\.{_OCTET}){{3}}",
+    "address": rf"{_OCTET}(?:\.{_OCTET}){{3}}/3[12]",
+    "prefix": rf"{_OCTET}(?:\.{_OCTET}){{2}}\.(?:{_OCTET}/32|{_EVEN_OCTET}/31)",
+    "text": rf"[^?\n]{{1,{MAX_DESCRIPTION}}}",
+}
+"""Per argument type, a regex of tokens its validator surely accepts (a subset, never more).
+
+Why: these are the tokens that differ on every port (peer and interface
+addresses, networks, descriptions), so a memo of their verdicts never hits; a
+shape whose tokens all fall in these sets is validated inside one C-level
+regex match. A /31 or /32 has no network or broadcast address to refuse, a /32
+no host bits, a /31 prefix none when its last octet is even. A token outside
+the subset goes through the validator as before, which gives the message.
+"""
+
 
 # -- command forms ----------------------------------------------------------------------
 
@@ -599,6 +617,28 @@ class _Block:
     """One per group, in order."""
     checks: tuple[tuple[Callable[[list[str]], str | None], int, int], ...]
     """The children's own form checks, each with its slice of the groups."""
+    strict: re.Pattern[str]
+    """:attr:`pattern` from the children's strict shapes: a match needs only :attr:`residual` run."""
+    residual: tuple[tuple[int, Callable[[str], str | None]], ...]
+    """(group index, validator) of the groups :attr:`strict` does not validate itself."""
+
+    def groups(self, text: str) -> tuple[str, ...] | None:
+        """The values of the children joined in ``text``, or None unless every argument is valid."""
+        match = self.strict.fullmatch(text)
+        if match is not None:
+            groups = match.groups()
+            if any(valid(groups[n]) is not None for n, valid in self.residual):
+                return None
+        else:
+            match = self.pattern.fullmatch(text)
+            if match is None:
+                return None
+            groups = match.groups()
+            if any(valid(token) is not None for valid, token in zip(self.validators, groups, strict=True)):
+                return None
+        if all(check(list(groups[low:high])) is None for check, low, high in self.checks):
+            return groups
+        return None
 
 
 _BLOCKS: dict[Form, list[_Block]] = {}
@@ -614,26 +654,23 @@ def _fast_block(header: Form, line: Line, lines: list[str], start: int, seen: di
     """
     mode = header.enters
     assert mode is not None
-    for block in _BLOCKS.get(header, ()):
+    known = _BLOCKS.get(header, [])
+    for rank, block in enumerate(known):
         end = start + block.size
         if end > len(lines):
             continue
-        match = block.pattern.fullmatch("\n".join(lines[start:end]))
-        if match is None:
+        groups = block.groups("\n".join(lines[start:end]))
+        if groups is None:
             continue
-        groups = match.groups()
-        for valid, token in zip(block.validators, groups, strict=True):
-            if valid(token) is not None:
-                break
-        else:
-            if all(check(list(groups[low:high])) is None for check, low, high in block.checks):
-                number = start
-                for shape, low, high in block.children:
-                    body = lines[number][INDENT:]
-                    number += 1
-                    seen[body] = number
-                    line.children.append(Line(number, 1, body, mode, shape.form, groups[low:high]))
-                return block.size
+        if rank:  # the shape of the last match first: a switch's ports come in runs of one shape
+            known.insert(0, known.pop(rank))
+        number = start
+        for shape, low, high in block.children:
+            body = lines[number][INDENT:]
+            number += 1
+            seen[body] = number
+            line.children.append(Line(number, 1, body, mode, shape.form, groups[low:high]))
+        return block.size
     _learn_block(header, lines, start)
     return 0
 
@@ -657,14 +694,17 @@ def _learn_block(header: Form, lines: list[str], start: int) -> None:
         shapes.append(shape)
     if not shapes:
         return
-    parts, children, low = [], [], 0
+    parts, strict, children, residual, low = [], [], [], [], 0
     for shape in shapes:
         parts.append(" " * INDENT + shape.pattern.pattern.replace("[^ ]", "[^ \n]"))
+        strict.append(" " * INDENT + shape.strict.pattern.replace("[^ ]", "[^ \n]"))
         children.append((shape, low, low + len(shape.validators)))
+        residual += [(low + n, valid) for n, valid in shape.residual]
         low += len(shape.validators)
     known.append(_Block(len(shapes), re.compile("\n".join(parts)), tuple(children),
                         tuple(v for shape in shapes for v in shape.validators),
-                        tuple((s.form.check, low, high) for s, low, high in children if s.form.check is not None)))
+                        tuple((s.form.check, low, high) for s, low, high in children if s.form.check is not None),
+                        re.compile("\n".join(strict)), tuple(residual)))
 
 
 def _lexical(number: int, raw: str) -> SyntaxIssue | None:
@@ -743,15 +783,26 @@ class _Shape:
     form: Form
     pattern: re.Pattern[str]
     validators: tuple[Callable[[str], str | None], ...]
+    strict: re.Pattern[str]
+    """:attr:`pattern` with the :data:`STRICT` arguments narrowed: a match needs only :attr:`residual` run."""
+    residual: tuple[tuple[int, Callable[[str], str | None]], ...]
+    """(group index, validator) of the arguments :attr:`strict` does not validate itself."""
 
     def accept(self, body: str) -> tuple[str, ...] | None:
-        match = self.pattern.fullmatch(body)
-        if match is None:
-            return None
-        values = match.groups()
-        for valid, token in zip(self.validators, values, strict=True):
-            if valid(token) is not None:
+        match = self.strict.fullmatch(body)
+        if match is not None:
+            values = match.groups()
+            for n, valid in self.residual:
+                if valid(values[n]) is not None:
+                    return None
+        else:
+            match = self.pattern.fullmatch(body)
+            if match is None:
                 return None
+            values = match.groups()
+            for valid, token in zip(self.validators, values, strict=True):
+                if valid(token) is not None:
+                    return None
         if self.form.check is not None and self.form.check(list(values)) is not None:
             return None
         return values
@@ -804,12 +855,31 @@ def _shape_index() -> dict[str, dict[str, tuple[_Shape, ...]]]:
                     continue
                 # A literal is itself; an argument one token (no space; an empty one is Form.match's
                 # "two spaces"); a final {text} the rest of the line, as Form.match joins it.
-                pattern = " ".join(re.escape(item) if isinstance(item, str) else "(.*)" if item.rest else "([^ ]+)"
-                                   for item in form.items)
-                shapes.append(_Shape(form, re.compile(pattern), tuple(
-                    _memo_type(item.kind) for item in form.items if isinstance(item, _Arg))))
+                args = [item for item in form.items if isinstance(item, _Arg)]
+                shapes.append(_Shape(form, re.compile(_shape_pattern(form, strict=False)), tuple(
+                    _memo_type(item.kind) for item in args), re.compile(_shape_pattern(form, strict=True)),
+                    tuple((n, _memo_type(item.kind)) for n, item in enumerate(args) if item.kind not in STRICT)))
             index[mode][word] = tuple(shapes)
     return index
+
+
+def _shape_pattern(form: Form, strict: bool) -> str:
+    """The regex of a fixed form, one group per argument.
+
+    A literal is itself; an argument one token (no space; an empty one is
+    Form.match's "two spaces"); a final {text} the rest of the line, as
+    Form.match joins it. ``strict`` narrows the arguments of :data:`STRICT`
+    types to the tokens their validator surely accepts.
+    """
+    parts = []
+    for item in form.items:
+        if isinstance(item, str):
+            parts.append(re.escape(item))
+        elif strict and item.kind in STRICT:
+            parts.append(f"({STRICT[item.kind]})")
+        else:
+            parts.append("(.*)" if item.rest else "([^ ]+)")
+    return " ".join(parts)
 
 
 @lru_cache(maxsize=65536)

@@ -123,3 +123,69 @@ def test_a_line_added_to_a_learnt_block_is_still_checked(after: str, extra: str,
         assert issues == []
     else:
         assert [i.line for i in issues] == [at + 1] and message in issues[0].message
+
+
+# Bad values in the positions the strict per-type regexes (syntax.STRICT) validate inside the shape match: the
+# per-port tokens. The victim's third octet is 1377 % 256 = 97 (see _fleet).
+PLANTED_STRICT = [
+    (r"(   ip address 10\.10\.97\.0)/31", r"\1/30", "10.10.97.0/30 is the network or broadcast address of its /30"),
+    (r"(   ip address 10\.10\.97\.)0/31", r"\g<1>300/31", "'10.10.97.300/31' has an octet above 255"),
+    (r"(   ip address 10\.10\.)97(\.0/31)", r"\g<1>097\2",
+     "'10.10.097.0/31' is not an IPv4 address/prefix written canonically (a.b.c.d/len)"),
+    (r"(   ip address 10\.10\.97\.0)/31", r"\1/33",
+     "'10.10.97.0/33' is not an IPv4 address/prefix written canonically (a.b.c.d/len)"),
+    (r"(   description lab01):", r"\1?", "'?' asks the EOS CLI for help instead of being stored"),
+    (r"(   description )lab01", "\\1" + "x" * 236, "text is 244 characters; EOS keeps at most 240"),
+    (r"(   neighbor 10\.10\.97\.)32( description)", r"\g<1>256\2", "'10.10.97.256' is not an IPv4 address"),
+    (r"(      network 10\.10\.97\.)0/31", r"\g<1>1/31", "10.10.97.1/31 has host bits set; a network prefix ends "
+                                                        "where its length says"),
+    (r"(      network 10\.255\.97\.1)/32", r"\1/31", "10.255.97.1/31 has host bits set; a network prefix ends "
+                                                     "where its length says"),
+    (r"(   router-id 10\.255\.97\.)1", r"\g<1>256", "'10.255.97.256' is not an IPv4 address"),
+]
+
+
+@pytest.mark.parametrize(("find", "replace", "message"), PLANTED_STRICT, ids=[p[2][:40] for p in PLANTED_STRICT])
+def test_a_bad_value_in_a_strictly_matched_position_is_still_found(find: str, replace: str, message: str) -> None:
+    """Thousands of configs teach the block and line shapes first; then one value they abstract is wrong."""
+    fleet = _fleet(2048)
+    victim = 1377
+    lines = fleet[victim].split("\n")
+    at = next(i for i, line in enumerate(lines) if re.fullmatch(find + ".*", line))
+    lines[at] = re.sub(find, replace, lines[at], count=1)
+    fleet[victim] = "\n".join(lines)
+    verdicts = [syntax.check_text(text) for text in fleet]
+    assert [n for n, issues in enumerate(verdicts) if issues] == [victim]
+    body = lines[at].lstrip(" ")
+    assert [(i.line, i.col, i.message) for i in verdicts[victim]] == [(at + 1, len(lines[at]) - len(body) + 1,
+                                                                         message)]
+
+
+def _tokens() -> dict[str, list[str]]:
+    """Candidates around every edge of the STRICT subsets: octets 0-999 and leading zeros, every prefix length,
+    odd and even last octets, texts at the length limit, with '?', empty."""
+    octets = [str(n) for n in range(1000)] + ["00", "01", "007", "-1", "", "1a"]
+    ips = [f"10.{o}.0.1" for o in octets] + [f"{o}.0.0.0" for o in octets] + [f"1.2.3.{o}" for o in octets]
+    ips += ["1.2.3", "1.2.3.4.5", "1..2.3", "1.2.3.4 "]
+    cidrs = [f"{ip}/{n}" for ip in [*ips[::7], "10.0.0.0", "10.0.0.1", "10.0.0.2", "10.0.0.255", "0.0.0.0"]
+             for n in [*range(0, 34), "031", "", "3a"]]
+    cidrs += [f"1.2.3.{o}/{n}" for o in octets for n in (30, 31, 32)]
+    texts = ["", "x", "x" * 240, "x" * 241, "a?b", "?", "with spaces", "two  spaces", "x" * 239 + "?"]
+    return {"ip": ips, "address": cidrs, "prefix": cidrs, "text": texts}
+
+
+def test_strict_patterns_accept_nothing_their_validator_refuses() -> None:
+    """The premise of STRICT: a token its regex accepts is one TYPES accepts, so no validator call is skipped
+    wrongly; and the tokens fabgen writes on every port do fall in it (else the regexes would be useless)."""
+    assert set(syntax.STRICT) == set(_tokens())
+    accepted = 0
+    for kind, tokens in _tokens().items():
+        strict = re.compile(syntax.STRICT[kind])
+        for token in tokens:
+            if strict.fullmatch(token):
+                accepted += 1
+                assert syntax.TYPES[kind](token) is None, (kind, token)
+    assert accepted > 1500
+    for kind, token in [("ip", "10.0.0.64"), ("address", "10.0.0.0/31"), ("address", "10.254.0.1/32"),
+                        ("prefix", "10.0.0.62/31"), ("prefix", "10.254.0.1/32"), ("text", "gt00001:ens8np0")]:
+        assert re.fullmatch(syntax.STRICT[kind], token), (kind, token)
