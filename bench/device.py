@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import resource
 import statistics
@@ -32,13 +31,16 @@ import tempfile
 import time
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script: bench/ itself is sys.path[0]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.rows import Row, text_table
+
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "llama3-24k" / "spec.yaml"
 DEVICES = (("switch", "leaf-r0-p00-01"), ("host", "gt00001"))
 TARGET_WARM = 0.3
 """Issue 17: one device under 0.3 s end to end."""
-
-Row = tuple[str, float, float, str]
 
 
 def _run(spec: Path, device: str, out: Path, cache: Path, *extra: str) -> tuple[float, float]:
@@ -72,16 +74,22 @@ def rows(repeat: int = 3, spec: Path = SPEC, devices: tuple[tuple[str, str], ...
         for kind, device in devices:
             cold = _median([_run(spec, device, base / f"cold-{device}-{i}", cache, "--no-cache")
                             for i in range(repeat)])
-            table.append((f"device {kind} cold (--no-cache)", cold[0], math.nan,
-                          f"{device}; CPU s, median of {repeat}; wall {cold[1]:.2f} s"))
+            table.append(_row(f"device {kind} cold (--no-cache)", cold[0], None,
+                              f"{device}, median of {repeat}; wall {cold[1]:.2f} s"))
         fill = _run(spec, devices[0][1], base / "fill", cache)
-        table.append(("device fill (first cached run: every device)", fill[0], math.nan,
-                      f"plans and renders all devices once; wall {fill[1]:.2f} s"))
+        table.append(_row("device fill (first cached run: every device)", fill[0], None,
+                          f"plans and renders all devices once; wall {fill[1]:.2f} s"))
         for kind, device in devices:
             warm = _median([_run(spec, device, base / f"warm-{device}-{i}", cache) for i in range(repeat)])
-            table.append((f"device {kind} warm (cache hit)", warm[0], TARGET_WARM,
-                          f"{device}; CPU s, median of {repeat}; wall {warm[1]:.2f} s"))
+            table.append(_row(f"device {kind} warm (cache hit)", warm[0], TARGET_WARM,
+                              f"{device}, median of {repeat}; wall {warm[1]:.2f} s"))
     return table
+
+
+def _row(name: str, cpu: float, target: float | None, notes: str) -> Row:
+    """One figure of the combined table: CPU seconds measured, the notes beside them (a cold run has no target)."""
+    return Row(name=name, measured=f"{cpu:.3f} s CPU ({notes})", target="-" if target is None else f"< {target:g} s",
+               ok=None if target is None else cpu < target, value=cpu)
 
 
 def main() -> int:
@@ -91,14 +99,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, metavar="OUT")
     args = parser.parse_args()
     table = rows(args.repeat, args.spec)
-    width = max(len(r[0]) for r in table)
-    print(f"{'run':<{width}}  {'CPU s':>7}  {'target':>6}  notes")
-    for name, measured, target, notes in table:
-        shown = "" if math.isnan(target) else f"{target:.2f}"
-        print(f"{name:<{width}}  {measured:7.3f}  {shown:>6}  {notes}")
+    print(text_table(table))
     if args.json:
-        args.json.write_text(json.dumps([dict(zip(("name", "seconds", "target", "notes"), r, strict=True))
-                                         for r in table], indent=2, allow_nan=True) + "\n")
+        args.json.write_text(json.dumps([vars(r) for r in table], indent=2) + "\n")
     return 0
 
 

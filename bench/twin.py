@@ -30,6 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: bench/ itself is sys.path[0]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.rows import Row, markdown_table
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "twin"
 SCENARIOS = {"lab": ROOT / "examples" / "lab" / "spec.yaml", "pod32": DATA / "pod32.yaml",
@@ -39,8 +44,6 @@ LABELS = {"lab": "lab (4 hosts, 6 switches)", "pod32": "pod32 (32 hosts x 8 rail
 TARGETS_S = {"lab": 10.0, "pod128": 90.0}
 """Issue 17's twin targets, wall seconds of up + verify + down."""
 DEFAULT = ("lab", "pod128")
-
-Row = tuple[str, str, str]
 
 
 def run_scenario(name: str, prefix: str | None = None) -> dict[str, Any]:
@@ -66,23 +69,39 @@ def run_scenario(name: str, prefix: str | None = None) -> dict[str, Any]:
 
 
 def figures(results: list[dict[str, Any]]) -> list[Row]:
-    """``(figure, value, target)`` rows of measured scenarios, for the README's one table of bench figures."""
+    """Rows of measured scenarios for ``bench/run.py``'s one table: a missed target or a failed check is ``ok`` False."""
     table: list[Row] = []
     for r in results:
         t = r["timings_s"]
         label = LABELS[r["scenario"]]
         target = TARGETS_S.get(r["scenario"])
         load = f"load {r['load'][0]:g} -> {r['load'][1]:g} on {r['cpus']} cores"
-        table.append((f"twin {label}: up + verify + down, wall", f"{r['wall_s']:.1f} s ({load})"
-                      + ("" if r["ok"] else ", CHECKS FAILED"), f"< {target:g} s" if target else "-"))
-        table.append((f"twin {label}: up / converge / verify (cut included) / down",
-                      " / ".join(f"{t.get(k, 0):.1f}" for k in ("up", "converge", "verify", "down")) + " s", "-"))
+        table.append(Row(f"twin {label}: up + verify + down, wall", f"{r['wall_s']:.1f} s ({load})"
+                         + ("" if r["ok"] else ", CHECKS FAILED"), f"< {target:g} s" if target else "-",
+                         ok=bool(r["ok"]) and r["wall_s"] < target if target else None, value=r["wall_s"]))
+        table.append(Row(f"twin {label}: up / converge / verify (cut included) / down",
+                         " / ".join(f"{t.get(k, 0):.1f}" for k in ("up", "converge", "verify", "down")) + " s", "-",
+                         ok=None))
     return table
 
 
 def rows(scenarios: tuple[str, ...] = DEFAULT) -> list[Row]:
-    """Measure ``scenarios`` one after the other and return their :func:`figures`."""
+    """Measure ``scenarios`` one after the other and return their :func:`figures`.
+
+    Without root or FRR the twin cannot boot: one row says why rather than the table losing the twin silently.
+    """
+    from fabgen.twin.system import TwinError, preflight
+
+    try:
+        preflight()
+    except TwinError as exc:
+        return [not_measured(scenarios, str(exc))]
     return figures([run_scenario(s) for s in scenarios])
+
+
+def not_measured(scenarios: tuple[str, ...], why: str) -> Row:
+    targets = ", ".join(f"{s} < {TARGETS_S[s]:g} s" for s in scenarios if s in TARGETS_S) or "-"
+    return Row(f"twin {', '.join(scenarios)}: up + verify + down, wall", f"not measured: {why}", targets, ok=None)
 
 
 def main() -> int:
@@ -99,11 +118,10 @@ def main() -> int:
               f"{t.get('converge', 0):>10.2f} {t.get('verify', 0):>8.2f} {t.get('down', 0):>6.2f} "
               f"{r['wall_s']:>7.2f} {r['load'][0]:>5} -> {r['load'][1]:<5} {'yes' if r['ok'] else 'NO'}")
     print()
-    print("| figure | value | target |\n|---|---|---|")
-    for figure, value, target in figures(results):
-        print(f"| {figure} | {value} | {target} |")
+    print(markdown_table(figures(results)))
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "rows": figures(results)}, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({"results": results, "rows": [vars(r) for r in figures(results)]},
+                                              indent=2) + "\n")
     return 0 if all(r["ok"] for r in results) else 1
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import ROOT
 
 
@@ -19,3 +21,26 @@ def test_bench_lab_scenario_runs(tmp_path: Path) -> None:
     result = json.loads(out.read_text())["results"][0]
     assert {"load", "validate", "plan", "write"} <= set(result["stages_s"])
     assert result["files"] > 0 and result["peak_rss_mb"] > 0
+
+
+def test_device_rows_are_rows_of_the_one_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/device.py's figures without running generate: CPU seconds, notes and a verdict only where a target is."""
+    sys.path.insert(0, str(ROOT))
+    from bench import device
+    from bench.rows import Row
+
+    monkeypatch.setattr(device, "_run", lambda spec, name, out, cache, *extra: (0.5 if "--no-cache" in extra else 0.1, 0.7))
+    table = device.rows(repeat=1, devices=(("switch", "leaf"), ("host", "h1")))
+    assert [r.name for r in table] == ["device switch cold (--no-cache)", "device host cold (--no-cache)",
+                                       "device fill (first cached run: every device)", "device switch warm (cache hit)",
+                                       "device host warm (cache hit)"]
+    assert all(isinstance(r, Row) for r in table)
+    assert table[0] == Row("device switch cold (--no-cache)", "0.500 s CPU (leaf, median of 1; wall 0.70 s)", "-",
+                           ok=None, value=0.5)
+    assert table[3].target == "< 0.3 s" and table[3].ok is True and table[3].value == 0.1
+
+
+def test_device_script_still_prints_its_table() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "device.py"), "--help"], capture_output=True,
+                          text=True, check=False, cwd=ROOT / "bench")
+    assert proc.returncode == 0, proc.stderr

@@ -14,19 +14,23 @@ import configparser
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from fabgen._resources import resource_dir
 from fabgen.errors import Problem
 
 if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks below without Jinja2 or the plan
     from jinja2 import Environment
 
-    from fabgen.plan.model import BackendInterface, Host
+    from fabgen.plan.model import BackendInterface, Host, HostNetwork
 from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.hostnet.escape import print_verbatim
 
 NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
 KEYFILE_TEMPLATE = "host-net/nmconnection.j2"
@@ -77,6 +81,10 @@ def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str,
     net = host.network
     if net is None or not net.interfaces:
         return {}
+    return _render_files(cluster, host, net, [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces], env)
+
+
+def _render_files(cluster: str, host: Host, net: HostNetwork, uuids: list[str], env: Environment) -> dict[str, str]:
     from fabgen.plan.host_network import ROCE_HEADERS  # here: the checks of this module must not import the planner
 
     common: dict[str, Any] = {"cluster": cluster, "host": host, "net": net, "roce_headers": ROCE_HEADERS}
@@ -85,10 +93,10 @@ def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str,
         files[netplan_path(host.name)] = env.get_template(NETPLAN_TEMPLATE).render(dest=NETPLAN_DEST, **common)
     else:
         template = env.get_template(KEYFILE_TEMPLATE)
-        for iface in net.interfaces:
+        for iface, key in zip(net.interfaces, uuids, strict=True):
             files[keyfile_path(host.name, iface.netdev)] = template.render(
                 i=iface, dest=f"{KEYFILE_DIR}/{keyfile_name(iface.netdev)}", connection_id=f"fabgen-{iface.netdev}",
-                uuid=keyfile_uuid(cluster, host.name, iface.netdev), **common)
+                uuid=key, **common)
     interfaces = [(*sysctl_key(i.netdev), i) for i in net.interfaces]
     files[sysctl_path(host.name)] = env.get_template(SYSCTL_TEMPLATE).render(
         dest=SYSCTL_DEST, interfaces=interfaces, **common)
@@ -96,7 +104,100 @@ def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str,
 
 
 def _render(context: RenderContext, host: Host) -> dict[str, str]:
-    return render_host_network(context.plan.spec.cluster.name, host, context.env)
+    """Hosts of one profile differ only in names and addresses: render once per shape, then fill the values in.
+
+    The shape is the host's network with every per-host string (name, addresses,
+    leaf and port, keyfile UUIDs) replaced by a numbered sentinel; its files are
+    rendered once, split at the sentinels, and each host's files are the join
+    with its own values. Filling in is only equal to rendering when each value
+    prints as itself through every filter (the safe keyfile set) and the
+    template treats values as opaque: so only fabgen's shipped templates take
+    this path, values outside the set render in full, and the first host of
+    each shape is rendered in full too and must equal the filled-in shape, or
+    that shape renders in full for every host.
+    """
+    net = host.network
+    if net is None or not net.interfaces:
+        return {}
+    cluster = context.plan.spec.cluster.name
+    uuids = [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
+    if not _shipped_templates(context):
+        return _render_files(cluster, host, net, uuids, context.env)
+    values = _values(host.name, net, uuids)
+    if not print_verbatim(values) or "fabgen-sentinel-" in "".join(values):
+        return _render_files(cluster, host, net, uuids, context.env)
+    shapes: dict[tuple[Any, ...], list[tuple[list[str], list[str]]] | None] = context.cache.setdefault(
+        "host-net-shapes", {})
+    key = _shape_key(net)
+    if key in shapes:
+        split = shapes[key]
+        if split is None:
+            return _render_files(cluster, host, net, uuids, context.env)
+        return {_fill(path, values): _fill(text, values) for path, text in split}
+    files = _render_files(cluster, host, net, uuids, context.env)
+    slots: list[str] = []
+    shape_net = _shape(net, slots)
+    name = _slot(host.name, slots)
+    shape_files = _render_files(cluster, replace(host, name=name), shape_net, [_slot(u, slots) for u in uuids],
+                                context.env)
+    split = [(_SENTINEL.split(path), _SENTINEL.split(text)) for path, text in shape_files.items()]
+    filled = {_fill(path, values): _fill(text, values) for path, text in split}
+    shapes[key] = split if slots == values and filled == files else None
+    return files
+
+
+def _shape_key(net: HostNetwork) -> tuple[Any, ...]:
+    """Everything of ``net`` that :func:`_shape` keeps: hosts with equal keys render to one shape."""
+    return (net.config, net.mtu, net.roce_mtu, tuple(
+        (i.nic, i.netdev, i.rail, i.mtu, i.table, i.rule.priority, i.rule.table,
+         tuple((r.via is None, r.table) for r in i.routes)) for i in net.interfaces))
+
+
+def _values(name: str, net: HostNetwork, uuids: list[str]) -> list[str]:
+    """The per-host strings in :func:`_shape`'s slot order, then the host name and UUIDs (checked by the caller)."""
+    values: list[str] = []
+    for i in net.interfaces:
+        values += (i.address, i.gateway, i.leaf, i.leaf_port)
+        for r in i.routes:
+            values += (r.to, r.source) if r.via is None else (r.to, r.source, r.via)
+        values.append(i.rule.source)
+    return [*values, name, *uuids]
+
+
+_SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
+"""Made of characters every host-net filter prints as they are, so a sentinel survives the render verbatim."""
+
+
+def _slot(value: str, values: list[str]) -> str:
+    values.append(value)
+    return f"fabgen-sentinel-{len(values) - 1:04d}-"
+
+
+def _fill(parts: list[str], values: list[str]) -> str:
+    """Join a split shape: even items are the template's text, odd ones sentinel numbers."""
+    return "".join(values[int(p)] if n % 2 else p for n, p in enumerate(parts))
+
+
+def _shape(net: HostNetwork, values: list[str]) -> HostNetwork:
+    """``net`` with its per-host strings moved into ``values``; netdevs, NICs and numbers stay (they key the shape)."""
+    return replace(net, interfaces=tuple(
+        replace(i, address=_slot(i.address, values), gateway=_slot(i.gateway, values), leaf=_slot(i.leaf, values),
+                leaf_port=_slot(i.leaf_port, values),
+                routes=tuple(replace(r, to=_slot(r.to, values), source=_slot(r.source, values),
+                                     via=None if r.via is None else _slot(r.via, values)) for r in i.routes),
+                rule=replace(i.rule, source=_slot(i.rule.source, values)))
+        for i in net.interfaces))
+
+
+def _shipped_templates(context: RenderContext) -> bool:
+    """All three templates are fabgen's own (a user overlay may compute on a value, so it renders in full)."""
+    verdict: bool | None = context.cache.get("host-net-shipped")
+    if verdict is None:
+        shipped = resource_dir("templates").resolve()
+        verdict = context.cache["host-net-shipped"] = all(
+            Path(context.env.get_template(name).filename or "").resolve() == shipped / name
+            for name in (NETPLAN_TEMPLATE, KEYFILE_TEMPLATE, SYSCTL_TEMPLATE))
+    return verdict
 
 
 # ---------------------------------------------------------------- checks
@@ -111,10 +212,12 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
     placeholder, and each distinct shape is parsed once. A malformed address is
     not replaced, so the shape's check still sees it.
     """
-    if path.endswith(("/netplan.yaml", ".nmconnection")):
+    if path.endswith("/netplan.yaml"):
+        return [Problem(m, file=path) for m in _shape_problems("netplan", _quoted_addresses(
+            _COMMENT_LINE.sub("", text)))]
+    if path.endswith(".nmconnection"):
         shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", text))
-        return [Problem(m, file=path) for m in _shape_problems("netplan" if path.endswith(".yaml") else "keyfile",
-                                                               shape)]
+        return [Problem(m, file=path) for m in _shape_problems("keyfile", shape)]
     if path.endswith("/sysctl.conf"):
         return [Problem(m, file=path, line=n) for n, m in sysctl_problems(text)]
     return [Problem("host-net produced a file it does not know how to check", file=path)]
@@ -125,6 +228,22 @@ _ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
 _PLACEHOLDER = "192.0.2.1"
 _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*\n", re.MULTILINE)
 _YAML = YAML(typ="safe", pure=True)
+
+
+def _quoted_addresses(text: str) -> str:
+    """``text`` with the address of every ``"ADDRESS"`` or ``"ADDRESS/..."`` made the placeholder.
+
+    Our netplan files quote every address (``yaml_str``), and a scan for ``"``
+    is ten times cheaper than :data:`_ANY_ADDRESS`'s at every offset. Sound
+    even where the quotes do not delimit a string: one well-formed dotted quad
+    becomes another, which no check tells apart; what follows the ``/`` stays.
+    """
+    parts = text.split('"')
+    for n in range(1, len(parts), 2):
+        address, slash, rest = parts[n].partition("/")
+        if _ADDRESS.fullmatch(address):
+            parts[n] = f"{_PLACEHOLDER}{slash}{rest}"
+    return '"'.join(parts)
 
 
 @lru_cache(maxsize=256)

@@ -271,3 +271,41 @@ def test_keyfile_parser_is_case_sensitive() -> None:
         parse_keyfile("[a]\nKey=1\nKey=2\n")
     assert parse_keyfile("[a]\nKey=1\nkey=2\n") == {"a": {"Key": "1", "key": "2"}}
     assert isinstance(configparser.Error("x"), Exception)
+
+
+def test_shape_fill_matches_a_full_render_for_every_host() -> None:
+    """The once-per-shape render pasted with each host's values is byte for byte the full render of that host."""
+    from fabgen.targets.base import RenderContext
+    from fabgen.targets.environment import environment
+    from fabgen.targets.hostnet.config import TARGET, render_host_network
+
+    for name in ("lab", "cumulus-pod"):
+        plan = _plan(name)
+        context = RenderContext(plan=plan, env=environment())
+        for host in plan.hosts:
+            assert TARGET.render(context, host) == render_host_network(plan.spec.cluster.name, host, context.env)
+        assert any(v is not None for v in context.cache["host-net-shapes"].values())  # the fast path did run
+
+
+def test_an_overlay_renders_every_host_in_full(tmp_path: Path) -> None:
+    """A user template may compute on a value (here the host name), which pasting values could not reproduce."""
+    (tmp_path / "host-net").mkdir()
+    (tmp_path / "host-net" / "sysctl.conf.j2").write_text(
+        "# {{ host.name | upper | comment_text }}\nnet.ipv4.conf.x.rp_filter = 2\n")
+    files = render_fabric(_plan("lab"), targets=["host-net"], templates=tmp_path)
+    assert files["hosts/lab01/sysctl.conf"].startswith("# LAB01\n")
+    assert files["hosts/lab02/sysctl.conf"].startswith("# LAB02\n")
+
+
+def test_check_finds_a_bad_value_in_one_host_among_identical_shapes() -> None:
+    """Netplan checks are cached per normalised shape: a broken address in one host's file must not hide behind it."""
+    from fabgen.targets.hostnet.config import check_host_network_file
+
+    files = {p: t for p, t in _files("lab").items() if p.endswith("/netplan.yaml")}
+    assert len(files) >= 2 and not any(check_host_network_file(p, t) for p, t in files.items())
+    path, text = sorted(files.items())[-1]
+    address = text.split('addresses:\n        - "')[1].split("/")[0]
+    for bad in (address + ".9", "300.1.2.3", address + "\\n"):
+        broken = text.replace(f'"{address}/', f'"{bad}/', 1)
+        assert broken != text and check_host_network_file(path, broken), bad
+    assert not check_host_network_file(path, text)
