@@ -47,6 +47,7 @@ PATTERN_WORDS: Final[dict[str, str]] = {
         'a PCI address as NCCL prints it: domain:bus:device.function in lower-case hex, e.g. "0000:17:00.0"',
     r"^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$": 'a ratio of two numbers written with ASCII digits, e.g. "1:1" or "3:1"',
     r"^[0-9]+\.[0-9]+\.[0-9]+$": 'an NCCL version of three numbers, e.g. "2.23.4"',
+    r"^0x[0-9a-f]{4}$": 'a PCI id as sysfs prints it: "0x" and four lower-case hex digits, e.g. "0x1000"',
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$":
         'a name of letters, digits, ".", "_" and "-", starting with a letter or digit, at most 63 characters, '
         'e.g. "leaf01"',
