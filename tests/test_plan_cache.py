@@ -303,10 +303,11 @@ def test_bench_device_rows_run_on_the_lab() -> None:
     from bench import device
 
     table = device.rows(1, example("lab"), (("switch", "leaf-r0-p00-01"), ("host", "lab01")))
-    assert [name.split(" (")[0] for name, *_ in table] == [
+    assert [row.name.split(" (")[0] for row in table] == [
         "device switch cold", "device host cold", "device fill", "device switch warm", "device host warm"]
-    assert all(seconds > 0 for _, seconds, _, _ in table)
-    assert [target for _, _, target, _ in table][3:] == [device.TARGET_WARM, device.TARGET_WARM]
+    assert all(row.value is not None and row.value > 0 for row in table)
+    assert [row.target for row in table][3:] == [f"< {device.TARGET_WARM:g} s"] * 2
+    assert [row.ok is None for row in table] == [True, True, True, False, False]  # only warm runs have a target
 
 
 def test_bad_input_reads_as_without_the_cache(tmp_path: Path, cache: Path) -> None:
