@@ -28,7 +28,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -137,22 +136,11 @@ def run_scenario(name: str, repeat: int) -> dict[str, Any]:
     }
 
 
-def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
-
-
 def _table(results: list[dict[str, Any]]) -> str:
+    from bench.rows import machine
     from fabgen.pipeline import __version__
 
-    lines = [f"fabgen {__version__} on {_machine()}; median of N runs; peak RSS = ru_maxrss", ""]
+    lines = [f"fabgen {__version__} on {machine()}; median of N runs; peak RSS = ru_maxrss", ""]
     for r in results:
         lines.append(f"{r['scenario']}: {r['gpus']:,} GPUs, {r['hosts']:,} hosts, {r['switches']:,} switches, "
                      f"{r.get('files', 0):,} files, {r.get('bytes', 0) / 1e6:.1f} MB, N={r['repeat']}, "
@@ -229,7 +217,9 @@ def main() -> int:
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(_table(results))
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": _machine(), "results": results}, indent=2) + "\n")
+        from bench.rows import machine
+
+        Path(args.json).write_text(json.dumps({"machine": machine(), "results": results}, indent=2) + "\n")
     return 0
 
 
