@@ -8,6 +8,7 @@ ratios taken in one run compare. Peak RSS is the child's ``ru_maxrss``.
 
 from __future__ import annotations
 
+import importlib
 import os
 import statistics
 import subprocess
@@ -95,16 +96,26 @@ def _pyavd_per_device(plan: Any, count: int = 3) -> float | None:
     return statistics.median(times)
 
 
+def _floor(target: str) -> Callable[[Any], dict[str, str]] | None:
+    """``floor_files`` of ``bench/floor_<target>.py`` (dashes as underscores), the target's bytes by plain joins."""
+    try:
+        module = importlib.import_module(f"bench.floor_{target.replace('-', '_')}")
+    except ModuleNotFoundError as error:
+        if error.name != f"bench.floor_{target.replace('-', '_')}":
+            raise
+        return None
+    floor: Callable[[Any], dict[str, str]] = module.floor_files
+    return floor
+
+
 def floor_rows(plan: Any) -> list[Row]:
     """Each target's time against the bytes-only floor (plain joins from the same plan, asserted byte-identical)."""
-    from bench.floor_eos import floor_files
     from fabgen.targets.registry import select_targets
     from fabgen.targets.render import render_files
 
-    floors: dict[str, Callable[[Any], dict[str, str]]] = {"eos": floor_files}
     rows = []
     for target in select_targets(None):
-        floor = floors.get(target.name)
+        floor = _floor(target.name)
         if floor is None:
             rows.append(Row(f"24k {target.name} within 2x of its bytes-only floor", "no floor written yet",
                             "<= 2x", None))
