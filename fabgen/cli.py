@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
+from fabgen.spec_arg import spec_path
 
 if TYPE_CHECKING:
     from fabgen.writer import Drift, WriteResult
@@ -171,11 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("validate", _cmd_validate, "check specs (syntax, types, references, that the fabric can be built)")
-    p.add_argument("spec", nargs="+")
+    p.add_argument("spec", nargs="+", type=spec_path)
     p.add_argument("-q", "--quiet", action="store_true")
 
     p = command("plan", _cmd_plan, "summarise the planned fabric: hosts, GPUs, pods, switches and links per tier")
-    p.add_argument("spec")
+    p.add_argument("spec", type=spec_path)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--detail", action="store_true",
                    help="with --format json: every device, port, peer and address (and BGP), streamed")
@@ -184,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
 
     p = command("generate", _cmd_generate, "render every artifact into a directory (atomically), or --check it")
-    p.add_argument("spec")
+    p.add_argument("spec", type=spec_path)
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--check", action="store_true", help="compare with DIR and print a diff; exit 1 on drift; write nothing")
     p.add_argument("--only", action="append", metavar="TARGET", help="render only this target (repeatable)")

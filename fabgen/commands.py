@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from fabgen.spec_arg import spec_path
+
 EXIT_OK, EXIT_DIFFERENT, EXIT_INPUT = 0, 1, 2
 
 CommandFactory = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
@@ -112,13 +114,13 @@ def register(command: CommandFactory) -> None:
 
     p = command("inventory", _cmd_inventory,
                 "print an Ansible YAML inventory of the spec's hosts and switches (groups per tier, rail, pod, OS)")
-    p.add_argument("spec")
+    p.add_argument("spec", type=spec_path)
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (only when it changes) instead of stdout")
 
     p = command("diff", _cmd_diff,
                 "which devices' outputs change between two specs, and by how many lines; exit 1 when any does")
-    p.add_argument("old", metavar="OLD_SPEC")
-    p.add_argument("new", metavar="NEW_SPEC")
+    p.add_argument("old", metavar="OLD_SPEC", type=spec_path)
+    p.add_argument("new", metavar="NEW_SPEC", type=spec_path)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--patch", action="store_true", help="also print the unified diff of every changed file (text)")
     p.add_argument("--only", action="append", metavar="TARGET", help="compare only this target (repeatable)")

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from fabgen.spec_arg import spec_path
+
 CommandFactory = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
@@ -27,5 +29,5 @@ def _cmd_draw(args: argparse.Namespace) -> int:
 
 def register(command: CommandFactory) -> None:
     p = command("draw", _cmd_draw, "draw the planned fabric as SVG: tiers, one pod with its rails, counts for the rest")
-    p.add_argument("spec")
+    p.add_argument("spec", type=spec_path)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the SVG file to write ('-' for stdout)")

@@ -96,3 +96,16 @@ def test_no_traceback_in_a_real_process(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert re.search(r"spec\.yaml:\d+:\d+: Input should be less than or equal to 63 \(at qos\.classes\.roce\.dscp\[0\]\)",
                      proc.stderr)
+
+
+def test_a_directory_names_its_spec_yaml(tmp_path: Path) -> None:
+    folder = example("lab").parent
+    code, stdout, _ = run_cli("validate", str(folder))
+    assert code == 0 and stdout == f"{folder / 'spec.yaml'}: ok\n"
+    out = tmp_path / "out"
+    assert run_cli("generate", str(folder), "-o", str(out))[0] == 0
+    assert run_cli("generate", str(example("lab")), "-o", str(out), "--check")[0] == 0  # the same tree
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, stderr = run_cli("validate", str(empty))
+    assert code == 2 and stderr.strip() == f"{empty}: is a directory, not a spec"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fabgen.errors import FabgenError, Problem
+from fabgen.spec_arg import spec_path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
@@ -115,7 +116,7 @@ def register(command: Command) -> None:
 
     p = command("lint", _cmd_lint,
                 "check that switches, NICs and NCCL agree; with --wiring/--deployed, that the site matches the plan")
-    p.add_argument("spec", nargs="+", metavar="SPEC")
+    p.add_argument("spec", nargs="+", metavar="SPEC", type=spec_path)
     p.add_argument("--wiring", action="append", metavar="PATH",
                    help="LLDP captures (lldpctl -f json/json0/keyvalue, one file per device) or cabling CSV; "
                         "files or directories, repeatable")

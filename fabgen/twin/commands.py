@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fabgen.spec_arg import spec_path
+
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
 CommandFactory = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
@@ -175,7 +177,7 @@ def register(command: CommandFactory) -> None:
     ):
         p = actions.add_parser(name, help=help_, description=help_)
         p.set_defaults(handler=handler)
-        p.add_argument("spec", metavar="SPEC")
+        p.add_argument("spec", metavar="SPEC", type=spec_path)
         p.add_argument("--prefix", metavar="P", help="namespace prefix (default: fg- and 6 hex digits of the spec's hash)")
         p.add_argument("--json", metavar="FILE", help="write the JSON report here ('-' for stdout)")
         p.add_argument("--timeout", type=float, default=30.0, metavar="S",
