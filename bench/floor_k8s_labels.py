@@ -30,6 +30,6 @@ def floor_files(plan: FabricPlan) -> dict[str, str]:
         values = path + path
         node = host.name.lower()
         yaml += ["- apiVersion: v1", "  kind: Node", "  metadata:", f'    name: "{node}"', "    labels:"]
-        yaml += [f'      {k}: "{v}"' for k, v in zip(keys, values)]
-        script.append(f"$KUBECTL label node --overwrite {node} " + " ".join(f"{k}={v}" for k, v in zip(keys, values)))
+        yaml += [f'      {k}: "{v}"' for k, v in zip(keys, values, strict=True)]
+        script.append(f"$KUBECTL label node --overwrite {node} " + " ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True)))
     return {YAML_PATH: "\n".join(yaml) + "\n", SCRIPT_PATH: "\n".join(script) + "\n"}

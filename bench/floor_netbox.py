@@ -42,4 +42,4 @@ def floor_files(plan: FabricPlan) -> dict[str, str]:
     rows = [[f"{site},{slug(site)},planned"], [f"{m},{slug(m)}" for m in dict.fromkeys(m for m, _ in types)],
             [f"{r},{slug(r)},{ROLE_COLORS[r]}" for r in roles],
             [f"{m},{model},{slug(f'{m}-{model}')},1" for m, model in types], devices, interfaces, cables, addresses]
-    return {path: "\n".join([",".join(columns), *lines]) + "\n" for (path, _, columns), lines in zip(FILES, rows)}
+    return {path: "\n".join([",".join(columns), *lines]) + "\n" for (path, _, columns), lines in zip(FILES, rows, strict=True)}
