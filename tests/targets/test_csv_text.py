@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fabgen.pipeline import load_spec, plan_fabric
+from fabgen.targets.cabling import cabling_csv
 from fabgen.targets.csv_text import csv_text, plain_shape
 from fabgen.targets.netbox.files import check
+from tests.helpers import example
 
 # Mostly name-like cells, with the characters that make QUOTE_MINIMAL quote (and some that do not) mixed in.
 CELL = st.text(alphabet=st.sampled_from([*"ab9-./ :", ",", '"', "\n", "\r", "\t", "é", "'"]), max_size=6)
@@ -53,3 +57,12 @@ def test_netbox_check_fast_path_agrees_with_parsing_every_row(rows: list[list[st
     wrong = [n for n, row in enumerate(parsed[1:], 2) if len(row) != len(header)]
     assert [p.line for p in check(path, text)] == wrong
     assert [p.line for p in check(path, text.replace("\n", ",\n", 1))] == [1, *wrong]
+
+
+def test_cabling_quotes_a_port_name_the_join_would_break() -> None:
+    plan = plan_fabric(load_spec(example("lab")))
+    link = replace(plan.links[0], a_port='x,"y"\nz')
+    text = cabling_csv(replace(plan, links=(link, *plan.links[1:])))
+    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    assert rows[1][1] == 'x,"y"\nz' and all(len(row) == 7 for row in rows)
+    assert text == _writer(list(rows[0]), rows[1:])
