@@ -25,6 +25,7 @@ from fabgen.plan.model import FabricPlan, Host, Switch
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet import config as hostnet
+from fabgen.targets.install_check import SAFE_NAME
 from fabgen.targets.install_check import check_install_map as check_install_map
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl.env import conf_path, env_path
@@ -80,18 +81,21 @@ def host_entries(plan: FabricPlan, host: Host) -> list[Entry]:
 
 
 def switch_entries(switch: Switch) -> list[Entry]:
-    name = switch.name
-    if switch.os == "eos":
+    return _switch_entries(switch.os, switch.name)
+
+
+def _switch_entries(os: str, name: str) -> list[Entry]:
+    if os == "eos":
         return [_entry(f"switches/{name}.session", f"/mnt/flash/{name}.session", "0644",
                        "a live switch: feed it to the CLI (configure session: fabgen's sections only), review "
                        "the diff, commit timer, then commit"),
                 _entry(f"switches/{name}.cfg", "/mnt/flash/startup-config", "0644",
                        "a new switch only: configure replace flash:startup-config (or reload) makes it the whole "
                        "config, erasing users, AAA and all else fabgen does not write")]
-    if switch.os == "sonic":
+    if os == "sonic":
         return [_entry(f"switches/{name}/config_db.json", "/etc/sonic/config_db.json", "0644",
                        "fabgen's tables only: merge with `config load`, or `config reload` after merging")]
-    if switch.os == "cumulus":
+    if os == "cumulus":
         return [_entry(f"switches/{name}/patch.yaml", "/etc/fabgen/nvue-patch.yaml", "0644",
                        "a live switch: nv config patch /etc/fabgen/nvue-patch.yaml (fabgen's subtrees only), "
                        "nv config diff, then nv config apply"),
@@ -122,9 +126,34 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
     return {host_install_path(host.name): _dump(host.name, "host", host_entries(context.plan, host))}
 
 
+_SWITCH_SHAPES: dict[str, str | None] = {}
+"""Switch OS -> its list with ``@`` for the name (None: it installs nothing)."""
+
+
+def _switch_shape(os: str) -> str | None:
+    """Every switch of an OS has the same list but for its name, which a safe name enters verbatim.
+
+    A :data:`~fabgen.targets.install_check.SAFE_NAME` needs no JSON escape, so
+    putting it in place of ``@`` is the text ``_dump`` writes for it, as long as
+    nothing else in the list holds an ``@`` (asserted: a future entry with one
+    falls back to ``_dump`` for every switch of that OS).
+    """
+    if os not in _SWITCH_SHAPES:
+        entries = _switch_entries(os, "@")
+        shape = _dump("@", "switch", entries) if entries else None
+        plain = _dump("x", "switch", _switch_entries(os, "x")) if entries else None
+        _SWITCH_SHAPES[os] = shape if shape is None or plain == shape.replace("@", "x") else ""
+    return _SWITCH_SHAPES[os]
+
+
 def _render_switch(context: RenderContext, switch: Switch) -> dict[str, str]:
-    entries = switch_entries(switch)
-    return {switch_install_path(switch.name): _dump(switch.name, "switch", entries)} if entries else {}
+    name = switch.name
+    shape = _switch_shape(switch.os)
+    if shape is None:
+        return {}
+    if shape and SAFE_NAME.fullmatch(name):
+        return {f"switches/{name}.install.json": shape.replace("@", name)}
+    return {switch_install_path(name): _dump(name, "switch", switch_entries(switch))}
 
 
 HOST_TARGET = Target(name="install-hosts", scope="host", summary="per host install.json: each file's destination "

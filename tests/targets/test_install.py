@@ -63,3 +63,45 @@ def test_networkmanager_hosts_list_each_keyfile_and_the_topology_file() -> None:
 ])
 def test_check_refuses_unsafe_entries(bad: str) -> None:
     assert check_install_map("x.json", bad)
+
+
+def _list(entries: str) -> str:
+    return '{"device": "@", "kind": "switch", "files": [' + entries + "]}"
+
+
+# Shapes whose verdict could depend on the name standing for "@": in the literal first segment, in a key, in a
+# mode, outside a string, or a dest that only some names make equal to another.
+TRICKY = [
+    _list('{"source": "switches/@.cfg", "dest": "/mnt/@", "mode": "0644", "then": "@"}'),
+    _list('{"source": "@/x", "dest": "/x", "mode": "0644", "then": ""}'),
+    _list('{"source": "host@/x", "dest": "/x", "mode": "0644", "then": ""}'),
+    _list('{"@ource": "hosts/x", "dest": "/x", "mode": "0644", "then": ""}'),
+    _list('{"source": "hosts/x", "dest": "/x", "mode": "06@", "then": ""}'),
+    '{"files": [], "n": @}',
+    _list('{"source": "hosts/x", "dest": "/d/@", "mode": "0644", "then": ""},'
+          ' {"source": "hosts/y", "dest": "/d/a", "mode": "0644", "then": ""}'),
+]
+
+
+@pytest.mark.parametrize("shape", TRICKY)
+@pytest.mark.parametrize("first", ["b", "a", "44", "hosts", "s", "our", "files"])
+def test_a_cached_shape_gives_every_other_name_the_verdict_a_parse_would(shape: str, first: str) -> None:
+    from fabgen.targets import install_check
+
+    install_check._PASSED.clear()
+    check_install_map(switch_install_path(first), shape.replace("@", first))
+    for name in ["b", "a", "44", "hosts", "s", "our", "files", "x.y-z"]:
+        text = shape.replace("@", name)
+        assert check_install_map(switch_install_path(name), text) == \
+            install_check._check(switch_install_path(name), text), (first, name)
+
+
+def test_the_24k_switch_lists_are_checked_by_one_shape() -> None:
+    from fabgen.targets import install_check
+
+    plan = plan_fabric(load_spec(example("llama3-24k")))
+    install_check._PASSED.clear()
+    files = render_fabric(plan, targets=["install-switches"])
+    assert len(files) == 2048 and len(install_check._PASSED) == 1
+    path = switch_install_path("leaf-r0-p00-01")
+    assert check_install_map(path, files[path].replace("/mnt/flash/startup-config", "/mnt/flash/../x"))

@@ -98,3 +98,11 @@ def test_check_refuses_bad_names_and_values() -> None:
     assert NODE_NAME.match("gt00001") and not NODE_NAME.match("gt_1") and not NODE_NAME.match("-a")
     bad = 'items:\n- metadata:\n    name: "Gt_1"\n    labels:\n      fabric.topograph.run/tier-0: "-x"\n'
     assert [p.line for p in check("k", bad)] == [3, 5]
+
+
+def test_check_judges_each_distinct_line_once_but_locates_every_copy() -> None:
+    good = '    labels:\n      fabric.topograph.run/tier-0: "p00-lg01"\n'
+    bad = '      fabric.topograph.run/tier-1: "p00_"\n'
+    text = good * 3 + bad + good + bad
+    assert [p.line for p in check("k", text)] == [7, 10]
+    assert check("k", good * 3) == []
