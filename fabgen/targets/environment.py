@@ -79,3 +79,9 @@ def environment(user_templates: Path | None = None) -> Environment:
     env.filters["shell_quote"] = shell_quote
     env.filters.update(HOST_NET_FILTERS)
     return env
+
+
+def shipped_template(env: Environment, name: str) -> bool:
+    """``name`` resolves to fabgen's own file, not a user's overlay: a shipped template is reviewed to print
+    values as they are, which lets a target render one shape for many devices and fill the values in."""
+    return Path(env.get_template(name).filename or "").resolve() == resource_dir("templates").resolve() / name

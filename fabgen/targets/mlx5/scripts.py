@@ -24,7 +24,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import Host
 from fabgen.plan.nic_intent import CC_PARAMS, MLX5_AUTO_BUFFER_CABLE_M, FirmwareIntent, HostNicIntent
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.environment import environment, shell_quote
+from fabgen.targets.environment import environment, shell_quote, shipped_template
 from fabgen.targets.mlx5.plan_check import plan_problems as plan_problems
 
 __all__ = ["FIRMWARE_TARGET", "PLAN_FORMAT", "SHARED_TARGET", "TARGET", "nic_script_path", "plan_path",
@@ -83,11 +83,50 @@ def render_firmware_script(intent: FirmwareIntent, env: jinja2.Environment | Non
 
 
 def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
+    """Hosts of one profile differ only in their name: render the plan once per shape, then put each name in.
+
+    The planner gives such hosts one intent apart from the name
+    (:meth:`HostNicIntent.for_host` shares every other field), so the shape is
+    the identity of those fields plus the MTUs; the cache holds the first
+    intent, which keeps the identities from being reused. Putting the name in
+    equals rendering only where the template prints the name as it is: so only
+    the shipped template takes this path, and the first host of each shape is
+    rendered in full and must equal the filled-in shape, or that shape renders
+    in full for every host.
+    """
     intent = host.nic_intent
     if intent is None:
         return {}
-    mtus = {i.netdev: i.mtu for i in host.network.interfaces} if host.network is not None else {}
-    return {plan_path(host.name): render_nic_plan(intent, mtus, context.env)}
+    interfaces = host.network.interfaces if host.network is not None else ()
+    path = plan_path(host.name)
+    if _SENTINEL in host.name or not _shipped_plan_template(context):
+        return {path: render_nic_plan(intent, {i.netdev: i.mtu for i in interfaces}, context.env)}
+    shapes: dict[tuple[object, ...], tuple[HostNicIntent, list[str] | None]] = context.cache.setdefault(
+        "nic-qos-shapes", {})
+    key = (*[id(getattr(intent, name)) for name in _SHAPE_FIELDS], *[(i.netdev, i.mtu) for i in interfaces])
+    known = shapes.get(key)
+    if known is None:
+        mtus = {i.netdev: i.mtu for i in interfaces}
+        text = render_nic_plan(intent, mtus, context.env)
+        parts = render_nic_plan(intent.for_host(_SENTINEL), mtus, context.env).split(_SENTINEL)
+        shapes[key] = (intent, parts if host.name.join(parts) == text else None)
+        return {path: text}
+    shape = known[1]
+    if shape is None:
+        return {path: render_nic_plan(intent, {i.netdev: i.mtu for i in interfaces}, context.env)}
+    return {path: host.name.join(shape)}
+
+
+_SENTINEL = "fabgen-sentinel-host"
+"""A host name the intent accepts and the template's filters print as it is."""
+_SHAPE_FIELDS = tuple(name for name in HostNicIntent.__slots__ if name != "host")
+
+
+def _shipped_plan_template(context: RenderContext) -> bool:
+    verdict: bool | None = context.cache.get("nic-qos-shipped")
+    if verdict is None:
+        verdict = context.cache["nic-qos-shipped"] = shipped_template(context.env, NIC_PLAN_TEMPLATE)
+    return verdict
 
 
 def _render_shared(context: RenderContext, profile: str) -> dict[str, str]:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 
 from fabgen.errors import FabgenError, Problem
 from fabgen.targets.nccl.variables import format_value
@@ -63,51 +65,98 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _check_env(env: Mapping[str, object], header: list[str], file: str) -> dict[str, str]:
-    """Values as text, or FabgenError listing everything neither file format can carry."""
-    problems: list[Problem] = []
-    out: dict[str, str] = {}
+def _check_env(env: Mapping[str, object], header: list[str], file: str) -> tuple[str, _Formatted]:
+    """``(first header line as a comment, the rest of both files)``, or FabgenError listing everything neither
+    file format can carry.
 
-    def refuse(message: str, path: str) -> None:
-        problems.append(Problem(message, file=file, path=path))
+    Hosts of one profile carry the same variables and differ in the first header
+    line only, so that line is checked on every call and the rest (the other
+    header lines, the assignments) is checked and printed once per process for
+    each distinct rest. Only a rest made of plain ``str`` is kept: as keys,
+    ``1 == True == 1.0``, and ``1.0`` must still be refused where ``1`` is not.
+    """
+    key = (tuple(header[1:]), tuple(env.items()))
+    try:
+        rest = _FORMATTED.get(key)
+    except TypeError:  # an unhashable value: refused below, never kept
+        rest = None
+    if rest is None:
+        rest = _format_rest(*key)
+        if len(_FORMATTED) < _FORMATTED_MAX and set(map(type, chain(key[0], *key[1]))) <= {str}:
+            _FORMATTED[key] = rest
+    first = _header_problem(header[0]) if header else None
+    if first is not None or rest.problems:
+        raise FabgenError([*([Problem(first, file=file, path="header[0]")] if first is not None else []),
+                           *(Problem(message, file=file, path=path) for message, path in rest.problems)])
+    return (_comment(header[0]) + "\n" if header else ""), rest
 
-    for index, line in enumerate(header):
-        where = f"header[{index}]"
-        if _UNSAFE.search(line):
-            refuse("header line contains a line break or control character", where)
-        elif line.endswith("\\"):
-            refuse("header line ends with '\\': systemd before v254 continues the comment onto the next line", where)
-        elif _utf8_len(_comment(line)) > NCCL_CHUNK_BYTES:
-            refuse(f"header line longer than {NCCL_CHUNK_BYTES} bytes: NCCL would read its tail as a new line", where)
-    for name, raw in env.items():
+
+@dataclass(frozen=True, slots=True)
+class _Formatted:
+    """Both files after their first line, or what neither file can carry."""
+
+    problems: tuple[tuple[str, str], ...]
+    """(message, where: ``header[N]`` or the variable) of everything refused; all of it is checked."""
+    conf: str
+    env: str
+
+
+_FORMATTED: dict[tuple[tuple[str, ...], tuple[tuple[str, object], ...]], _Formatted] = {}
+_FORMATTED_MAX = 1024
+"""Distinct rests kept (a few per host profile and override); past that, each is checked afresh."""
+
+
+def _format_rest(header: tuple[str, ...], items: tuple[tuple[object, object], ...]) -> _Formatted:
+    """Check and print header lines 2.. and the assignments (``header`` here starts at the file's second line)."""
+    problems = [(message, f"header[{index}]") for index, line in enumerate(header, start=1)
+                if (message := _header_problem(line)) is not None]
+    values = _assignments(items, problems)
+    comments = "".join(_comment(line) + "\n" for line in header)
+    return _Formatted(tuple(problems), comments + "".join(f"{name}={value}\n" for name, value in values),
+                      comments + "".join(f"{name}={systemd_escape(value)}\n" for name, value in values))
+
+
+def _header_problem(line: str) -> str | None:
+    if _UNSAFE.search(line):
+        return "header line contains a line break or control character"
+    if line.endswith("\\"):
+        return "header line ends with '\\': systemd before v254 continues the comment onto the next line"
+    if _utf8_len(_comment(line)) > NCCL_CHUNK_BYTES:
+        return f"header line longer than {NCCL_CHUNK_BYTES} bytes: NCCL would read its tail as a new line"
+    return None
+
+
+def _assignments(items: tuple[tuple[object, object], ...], problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The assignments both files can carry as ``(name, text)``; (message, variable) of the others go to ``problems``."""
+    values: list[tuple[str, str]] = []
+    for name, raw in items:
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-            refuse(f"{name!r} is not a valid variable name (letters, digits, '_'; no leading digit)", str(name))
+            problems.append((f"{name!r} is not a valid variable name (letters, digits, '_'; no leading digit)",
+                             str(name)))
             continue
         if _utf8_len(name) > NCCL_FIELD_BYTES:
-            refuse(f"name longer than {NCCL_FIELD_BYTES} bytes: NCCL truncates it", name)
+            problems.append((f"name longer than {NCCL_FIELD_BYTES} bytes: NCCL truncates it", name))
             continue
         try:
             value = format_value(raw)  # type: ignore[arg-type]
         except TypeError as exc:
-            refuse(str(exc), name)
+            problems.append((str(exc), name))
             continue
         bad = _UNSAFE.search(value)
         if bad:
-            refuse(f"{name} contains {bad.group()!r}: a line break or control character cannot be written "
-                   "to nccl.conf (it would end the line and inject the rest)", name)
+            problems.append((f"{name} contains {bad.group()!r}: a line break or control character cannot be "
+                             "written to nccl.conf (it would end the line and inject the rest)", name))
         elif value != value.strip():
-            refuse(f"{name}={value!r} has leading or trailing whitespace: NCCL keeps it, systemd strips it "
-                   "unless escaped, and nobody sees it", name)
+            problems.append((f"{name}={value!r} has leading or trailing whitespace: NCCL keeps it, systemd strips "
+                             "it unless escaped, and nobody sees it", name))
         elif _utf8_len(value) > NCCL_FIELD_BYTES:
-            refuse(f"{name} value is {_utf8_len(value)} bytes; NCCL truncates conf values at {NCCL_FIELD_BYTES}",
-                   name)
+            problems.append((f"{name} value is {_utf8_len(value)} bytes; NCCL truncates conf values at "
+                             f"{NCCL_FIELD_BYTES}", name))
         elif _utf8_len(f"{name}={value}") > NCCL_CHUNK_BYTES:
-            refuse(f"{name} line longer than {NCCL_CHUNK_BYTES} bytes: NCCL splits it", name)
+            problems.append((f"{name} line longer than {NCCL_CHUNK_BYTES} bytes: NCCL splits it", name))
         else:
-            out[name] = value
-    if problems:
-        raise FabgenError(problems)
-    return out
+            values.append((name, value))
+    return values
 
 
 def _comment(line: str) -> str:
@@ -124,10 +173,8 @@ def format_nccl_conf(env: Mapping[str, str], header: list[str], *, file: str = "
     starting with ``#``, ``\\n`` endings. Raises FabgenError (naming ``file``) for any
     value NCCL would read differently than written.
     """
-    values = _check_env(env, header, file)
-    lines = [_comment(line) for line in header]
-    lines += [f"{name}={value}" for name, value in values.items()]
-    return "".join(line + "\n" for line in lines)
+    first, rest = _check_env(env, header, file)
+    return first + rest.conf
 
 
 def systemd_escape(value: str) -> str:
@@ -143,10 +190,8 @@ def format_systemd_env(env: Mapping[str, str], header: list[str], *, file: str =
     literal as ``\\$HOME``. Refuses what :func:`format_nccl_conf` refuses, so the two
     files always agree.
     """
-    values = _check_env(env, header, file)
-    lines = [_comment(line) for line in header]
-    lines += [f"{name}={systemd_escape(value)}" for name, value in values.items()]
-    return "".join(line + "\n" for line in lines)
+    first, rest = _check_env(env, header, file)
+    return first + rest.env
 
 
 # --------------------------------------------------------------------------- reading NCCL
@@ -210,44 +255,74 @@ def parse_nccl_conf(text: str, file: str = "nccl.conf", *, strict: bool = False)
 
 
 def nccl_conf_problems(text: str, file: str = "nccl.conf") -> list[Problem]:
-    """Lines of an nccl.conf that NCCL reads differently from what they seem to say."""
+    """Lines of an nccl.conf that NCCL reads differently from what they seem to say.
+
+    Every rule but the repeated name is about one line alone, so each distinct
+    line is judged once per process (:func:`_conf_line`) and only the names are
+    followed from line to line: 3,000 hosts share all lines but one.
+    """
+    head, newline, rest = text.partition("\n")
+    if newline and _conf_line(head) == (None, ()) and _clean_conf(rest):
+        return []  # a first line that sets nothing and is fine changes no verdict on the rest
+    return _conf_problems(text, file)
+
+
+@lru_cache(maxsize=256)
+def _clean_conf(text: str) -> bool:
+    """``text`` reads as it says: kept per distinct text, which is what all hosts share after their first line."""
+    return not _conf_problems(text, "")
+
+
+def _conf_problems(text: str, file: str) -> list[Problem]:
+    judged = list(map(_conf_line, text.split("\n")))
+    names = [name for name, _ in judged if name is not None]
+    if len(set(names)) == len(names) and not any(messages for _, messages in judged):
+        return []
     problems: list[Problem] = []
     first: dict[str, int] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if len(line.encode("utf-8", "surrogateescape")) > NCCL_CHUNK_BYTES:
-            problems.append(Problem(f"line longer than {NCCL_CHUNK_BYTES} bytes: NCCL reads the rest as another line",
-                                    file, number))
-        if line.endswith("\r"):
-            problems.append(Problem("CRLF line ending: NCCL before 2.30.7 keeps the '\\r' in the value", file, number))
-            line = line[:-1]
-        if "\0" in line:
-            problems.append(Problem("NUL byte: NCCL ignores the rest of the line", file, number))
-        if line.startswith("#") or not line.strip():
+    for number, (name, messages) in enumerate(judged, start=1):
+        if messages:
+            problems += [Problem(message, file, number) for message in messages]
+        if name is None:
             continue
-        indented_comment = line.lstrip().startswith("#")
-        if "=" not in line:
-            if not indented_comment:  # ignored either way; only flag lines that look like settings
-                problems.append(Problem("no '=': NCCL ignores this line", file, number))
-            continue
-        if indented_comment:
-            problems.append(Problem("indented '#' is not a comment for NCCL: this line sets a variable",
-                                    file, number))
-        name, _, value = line.partition("=")
-        if name.startswith("export "):
-            problems.append(Problem(f"NCCL has no 'export': this defines a variable named {name!r}", file, number))
-        elif not NAME_RE.fullmatch(name):
-            problems.append(Problem(f"NCCL defines a variable named {name!r} (spaces and other characters are "
-                                    "kept)", file, number))
-        if value != value.strip():
-            problems.append(Problem(f"value {value!r} has leading/trailing whitespace that NCCL keeps", file, number))
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            problems.append(Problem("NCCL keeps the quotes as part of the value", file, number))
         if name in first:
             problems.append(Problem(f"{name} already set on line {first[name]}: NCCL keeps the first value",
                                     file, number))
         else:
             first[name] = number
     return problems
+
+
+@lru_cache(maxsize=4096)
+def _conf_line(line: str) -> tuple[str | None, tuple[str, ...]]:
+    """(the name NCCL sets, or None if it sets none; what is wrong with the line on its own)."""
+    messages: list[str] = []
+    if len(line.encode("utf-8", "surrogateescape")) > NCCL_CHUNK_BYTES:
+        messages.append(f"line longer than {NCCL_CHUNK_BYTES} bytes: NCCL reads the rest as another line")
+    if line.endswith("\r"):
+        messages.append("CRLF line ending: NCCL before 2.30.7 keeps the '\\r' in the value")
+        line = line[:-1]
+    if "\0" in line:
+        messages.append("NUL byte: NCCL ignores the rest of the line")
+    if line.startswith("#") or not line.strip():
+        return None, tuple(messages)
+    indented_comment = line.lstrip().startswith("#")
+    if "=" not in line:
+        if not indented_comment:  # ignored either way; only flag lines that look like settings
+            messages.append("no '=': NCCL ignores this line")
+        return None, tuple(messages)
+    if indented_comment:
+        messages.append("indented '#' is not a comment for NCCL: this line sets a variable")
+    name, _, value = line.partition("=")
+    if name.startswith("export "):
+        messages.append(f"NCCL has no 'export': this defines a variable named {name!r}")
+    elif not NAME_RE.fullmatch(name):
+        messages.append(f"NCCL defines a variable named {name!r} (spaces and other characters are kept)")
+    if value != value.strip():
+        messages.append(f"value {value!r} has leading/trailing whitespace that NCCL keeps")
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        messages.append("NCCL keeps the quotes as part of the value")
+    return name, tuple(messages)
 
 
 # --------------------------------------------------------------------------- reading systemd
@@ -266,7 +341,11 @@ def iter_systemd_env(text: str) -> list[EnvEntry]:
     Invalid names or values are kept here; :func:`parse_systemd_env_located` drops
     them as ``EnvironmentFile=`` does.
     """
-    text = text.split("\0", 1)[0]
+    return _run_systemd(text.split("\0", 1)[0], finish=True)[0]
+
+
+def _run_systemd(text: str, *, finish: bool) -> tuple[list[EnvEntry], bool]:
+    """The state machine over ``text``; ``finish`` ends it as end of file does. Also: does it end between lines?"""
     entries: list[EnvEntry] = []
     state = "PRE_KEY"
     key: list[str] = []
@@ -352,9 +431,9 @@ def iter_systemd_env(text: str) -> list[EnvEntry]:
             state = "PRE_KEY" if c in _NEWLINE else "COMMENT"
         if c == "\n":
             line += 1
-    if state not in ("PRE_KEY", "KEY", "COMMENT", "COMMENT_ESCAPE"):
+    if finish and state not in ("PRE_KEY", "KEY", "COMMENT", "COMMENT_ESCAPE"):
         push()
-    return entries
+    return entries, state == "PRE_KEY"
 
 
 def _systemd_value_ok(value: str) -> bool:
@@ -370,22 +449,95 @@ def parse_systemd_env_located(text: str, file: str = "nccl.env", *,
     """
     result: dict[str, tuple[str, int]] = {}
     problems: list[Problem] = []
-    for entry in iter_systemd_env(text):
-        if not NAME_RE.fullmatch(entry.name):
-            problems.append(Problem(f"systemd ignores the invalid variable name {entry.name!r}", file, entry.line))
+    for name, value, line, refusal in _systemd_entries(text):
+        if refusal is not None:
+            problems.append(Problem(refusal, file, line))
             continue
-        if not _systemd_value_ok(entry.value):
-            problems.append(Problem(f"systemd ignores {entry.name}: its value has a control character",
-                                    file, entry.line))
-            continue
-        if entry.name in result:
-            problems.append(Problem(f"{entry.name} overrides line {result[entry.name][1]} (systemd keeps the "
-                                    "last value)", file, entry.line))
-            del result[entry.name]
-        result[entry.name] = (entry.value, entry.line)
+        if name in result:
+            problems.append(Problem(f"{name} overrides line {result[name][1]} (systemd keeps the last value)",
+                                    file, line))
+            del result[name]
+        result[name] = (value, line)
     if strict and problems:
         raise FabgenError(problems)
     return result
+
+
+def systemd_env_problems(text: str, file: str = "nccl.env") -> list[Problem]:
+    """What ``parse_systemd_env_located(strict=True)`` refuses, without building its result: the output check.
+
+    A file of distinct names that systemd takes entirely (every file fabgen
+    writes) is told from the per-line verdicts alone.
+    """
+    head, newline, rest = text.partition("\n")
+    if newline and "\0" not in head and _systemd_line(head) == () and _clean_systemd(rest):
+        return []  # a first line with no assignment and no NUL (which would end the file) changes nothing after it
+    return _systemd_problems(text, file)
+
+
+@lru_cache(maxsize=256)
+def _clean_systemd(text: str) -> bool:
+    """systemd takes every assignment of ``text``: kept per distinct text, as :func:`_clean_conf`."""
+    return not _systemd_problems(text, "")
+
+
+def _systemd_problems(text: str, file: str) -> list[Problem]:
+    if text.endswith("\n") and "\0" not in text:
+        judged = list(map(_systemd_line, text[:-1].split("\n")))
+        if None not in judged:
+            names = [entry[0] for entries in judged if entries is not None for entry in entries]
+            refused = any(entry[2] is not None for entries in judged if entries is not None for entry in entries)
+            if not refused and len(set(names)) == len(names):
+                return []
+    try:
+        parse_systemd_env_located(text, file, strict=True)
+    except FabgenError as exc:
+        return list(exc.problems)
+    return []
+
+
+_Located = tuple[str, str, int, str | None]
+"""(name, value, line, why systemd drops the assignment or None)."""
+
+
+def _systemd_entries(text: str) -> list[_Located]:
+    """:func:`iter_systemd_env` with each entry judged on its own, one distinct line at a time where that is exact.
+
+    A line that the state machine enters and leaves between assignments
+    (no open quote, no trailing backslash) parses the same wherever it stands,
+    so its entries are worked out once per process (:func:`_systemd_line`); a
+    file with a line that runs on, a NUL or no final newline is parsed whole.
+    """
+    if text.endswith("\n") and "\0" not in text:
+        located: list[_Located] = []
+        for number, line in enumerate(text[:-1].split("\n"), start=1):
+            entries = _systemd_line(line)
+            if entries is None:
+                break
+            located += [(name, value, number, refusal) for name, value, refusal in entries]
+        else:
+            return located
+    return [(e.name, e.value, e.line, _systemd_refusal(e.name, e.value)) for e in iter_systemd_env(text)]
+
+
+@lru_cache(maxsize=4096)
+def _systemd_line(line: str) -> tuple[tuple[str, str, str | None], ...] | None:
+    """The (name, value, refusal) entries of one whole line, or None if the machine does not end it between entries."""
+    if line.lstrip(" \t")[:1] in ("#", ";") and "\r" not in line:
+        return ()  # a comment to its end: what the machine would find, without walking it character by character
+    entries, between = _run_systemd(line + "\n", finish=False)
+    if not between:
+        return None
+    return tuple((e.name, e.value, _systemd_refusal(e.name, e.value)) for e in entries)
+
+
+def _systemd_refusal(name: str, value: str) -> str | None:
+    """Why ``EnvironmentFile=`` drops an assignment (``env_assignment_is_valid``), or None."""
+    if not NAME_RE.fullmatch(name):
+        return f"systemd ignores the invalid variable name {name!r}"
+    if not _systemd_value_ok(value):
+        return f"systemd ignores {name}: its value has a control character"
+    return None
 
 
 def parse_systemd_env(text: str, file: str = "nccl.env", *, strict: bool = False) -> dict[str, str]:
@@ -404,5 +556,6 @@ __all__ = [
     "parse_nccl_conf_located",
     "parse_systemd_env",
     "parse_systemd_env_located",
+    "systemd_env_problems",
     "systemd_escape",
 ]

@@ -10,11 +10,12 @@ changes no byte.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from fabgen.errors import FabgenError, Problem
+from fabgen.errors import Problem
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.nccl.conf import format_nccl_conf, format_systemd_env, nccl_conf_problems, parse_systemd_env_located
+from fabgen.targets.nccl.conf import format_nccl_conf, format_systemd_env, nccl_conf_problems, systemd_env_problems
 from fabgen.targets.nccl.variables import parse_version
 
 if TYPE_CHECKING:  # annotations only: the one-device cache re-runs validate_env_file without the plan
@@ -42,6 +43,11 @@ NCCL_CONF_FILE at this file would leave every value unset."""
 ENV_USAGE = "systemd EnvironmentFile= for NCCL jobs; same values as nccl.conf."
 
 
+@lru_cache(maxsize=16)
+def _conf_usage(version: str) -> tuple[str, ...]:
+    return tuple(conf_usage(version))
+
+
 def conf_usage(version: str) -> list[str]:
     """Where this NCCL version looks for the file, and who wins: the header must not promise a path NCCL skips.
 
@@ -64,7 +70,7 @@ def render_env_files(cluster: str, host: Host, version: str) -> dict[str, str]:
     the file and the variable (spec validation refuses such values first).
     """
     env = dict(host.nccl_env)
-    conf = format_nccl_conf(env, header(cluster, host, conf_usage(version)), file=conf_path(host.name))
+    conf = format_nccl_conf(env, header(cluster, host, list(_conf_usage(version))), file=conf_path(host.name))
     unit = format_systemd_env(env, header(cluster, host, [ENV_USAGE]), file=env_path(host.name))
     return {conf_path(host.name): conf, env_path(host.name): unit}
 
@@ -78,12 +84,7 @@ def validate_env_file(path: str, text: str) -> list[Problem]:
     """Read each file back as its consumer would and report anything read differently than written."""
     if path.endswith(".conf"):
         return nccl_conf_problems(text, path)
-    problems: list[Problem] = []
-    try:
-        parse_systemd_env_located(text, path, strict=True)
-    except FabgenError as exc:
-        problems.extend(exc.problems)
-    return problems
+    return systemd_env_problems(text, path)
 
 
 TARGET = Target(

@@ -293,6 +293,9 @@ class _NcclScanner:
         self.pos = close + 3
 
     def _tag(self, lt: int) -> _Tag | _Close:
+        fast = self._plain_tag(lt)
+        if fast is not None:
+            return fast
         self.pos = lt + 1
         name, _, last = self._token(value_allowed=False)
         if name.startswith("?"):
@@ -356,6 +359,54 @@ class _NcclScanner:
             raise _Fatal(where, f"expected '>' to end <{name}>, got {last!r}")
         # Only the first MAX_ATTRS are stored by NCCL; keep the rest for locating schema errors.
         return _Tag(name, lt, attrs, single)
+
+    def _plain_tag(self, lt: int) -> _Tag | _Close | None:
+        """The tag at ``lt`` if it is of the plain shape fabgen writes, else None (the full reader takes it).
+
+        Plain: a name, single-spaced ``key="value"`` pairs of distinct keys, then
+        ``>`` or ``/>``, with every name and value within NCCL's lengths and no
+        value holding a character the reader reports. On such a tag the
+        character-by-character reader reports nothing and builds this same tag,
+        so splitting the tag at its quotes stands in for it (tests prove the two agree).
+        """
+        text = self.text
+        gt = text.find(">", lt)
+        if gt < 0:
+            return None
+        if text.startswith("</", lt):
+            name = text[lt + 2:gt]
+            if len(name) > MAX_STR_LEN or not _PLAIN_NAME.fullmatch(name):
+                return None
+            self.pos = gt + 1
+            return _Close(name, lt)
+        inner = text[lt + 1:gt]
+        single = inner.endswith("/")
+        parts = (inner[:-1] if single else inner).split('"')  # name key=, value, key=, value ... ""
+        head = _PLAIN_HEAD.fullmatch(parts[0])
+        if (head is None or len(parts) % 2 == 0 or len(head[1]) > MAX_STR_LEN
+                or (head[2] is None) != (len(parts) == 1) or (len(parts) > 1 and parts[-1])):
+            return None  # a '>' inside a value leaves an odd count of quotes: never plain
+        attrs: list[_Attr] = []
+        seen: set[str] = set()
+        start = lt + 1  # of parts[index - 1]
+        for index in range(1, len(parts), 2):
+            before, value = parts[index - 1], parts[index]
+            if index == 1:
+                key, key_pos = head[2], start + head.start(2)
+            else:
+                plain = _PLAIN_KEY.fullmatch(before)
+                if plain is None:
+                    return None
+                key, key_pos = plain[1], start + 1
+            if len(key) > MAX_STR_LEN or len(value) > MAX_STR_LEN or key in seen or _TRAP_CHARS.search(value):
+                return None
+            seen.add(key)
+            attrs.append(_Attr(key, value, key_pos))
+            start += len(before) + len(value) + 2
+        if len(attrs) > MAX_ATTRS:
+            return None
+        self.pos = gt + 1
+        return _Tag(head[1], lt, attrs, single)
 
     def _token(self, value_allowed: bool) -> tuple[str, str | None, str]:
         """xmlGetToken: a name up to ``' ' > / \\n \\r``, or ``name="value"``.
@@ -482,12 +533,18 @@ class _NcclScanner:
             )
 
 
+_PLAIN_NAME = re.compile(r'[^=\t >/\n\r"]+')
+_PLAIN_HEAD = re.compile(r'([^=\t >/\n\r"?!][^=\t >/\n\r"]*)(?: ([^=\t >/\n\r"]+)=)?')
+_PLAIN_KEY = re.compile(r' ([^=\t >/\n\r"]+)=')
+"""The plain shape of :meth:`_NcclScanner._plain_tag`: :data:`_NAME_RUN`'s name characters, without quotes."""
+
 _VALUE_TRAPS: tuple[tuple[str, str], ...] = (
     ("\t", "tab character inside a value: NCCL keeps it literally"),
     ("\n", "line break inside a value: NCCL keeps it literally"),
     ("&", "'&' in a value: NCCL does not decode entities, so '&amp;' would reach it literally"),
     ("<", "'<' in a value is not valid XML"),
 )
+_TRAP_CHARS = re.compile("[" + re.escape("".join(char for char, _ in _VALUE_TRAPS)) + "]")
 
 
 def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabgen.errors import Problem
+from fabgen.targets.nccl import topo_check
 from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_file, check_topology_xml
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "nccl_topo"
@@ -328,3 +329,46 @@ def test_any_edit_of_a_good_file_gives_located_problems_never_an_exception(at: i
 @given(st.text(max_size=200))
 def test_arbitrary_text_never_raises(text: str) -> None:
     check_topology_xml(text)
+
+
+# ---------------------------------------------------------------- the plain-tag shortcut
+
+_NAMES = st.sampled_from(["pci", "cpu", "gpu", "net", "nic", "?x", "!y", "", "x" * 254, 'q"'])
+_KEYS = st.sampled_from(["busid", "class", "a", "b", "", "k" * 254, "k\t", "k'"])
+_VALUES = st.text(alphabet="0a&<>\t\n '/=", max_size=4) | st.just("v" * 254)
+_TAG = st.builds(lambda name, attrs, sep, end: "<" + name + "".join(f'{sep}{k}="{v}"' for k, v in attrs) + end,
+                 _NAMES, st.lists(st.tuples(_KEYS, _VALUES), max_size=18), st.sampled_from([" ", " ", "  "]),
+                 st.sampled_from([">", ">", "/>", " />", "/ >", ""]))
+_TAG_PIECES = st.lists(_TAG | st.sampled_from(["</pci>", "</cpu>", "</ pci>", "</>", "<!-- c -->", "\n", "x"]),
+                       max_size=12)
+
+
+def _both_readers(text: str) -> tuple[list[Problem], list[Problem]]:
+    shortcut = topo_check.check_topology_xml(text, "t.xml")
+    plain = topo_check._NcclScanner._plain_tag
+    try:
+        topo_check._NcclScanner._plain_tag = lambda self, lt: None  # type: ignore[method-assign]
+        full = topo_check.check_topology_xml(text, "t.xml")
+    finally:
+        topo_check._NcclScanner._plain_tag = plain  # type: ignore[method-assign]
+    return shortcut, full
+
+
+@pytest.mark.parametrize("tag", [
+    '<cpu a="1" a="2">', '<cpu a="&">', '<cpu a="x\ty">', '<cpu a="<">', '<cpu a="1\n2">', "<cpu" + "".join(f' a{i}="1"' for i in range(17)) + ">",
+    '<cpu a="' + "v" * 254 + '">', "<cpu " + "k" * 254 + '="1">', "<" + "c" * 254 + ">", '<cpu a="1>2">',
+    '<cpu a="1" />', '<cpu  a="1">', '<cpu a="1"/ >', "<cpu a='1'>", '<cpu a="1"b="2">', '<cpu a=1>', "<?xml?>",
+    "<cpu\ta='1'>", '<cpu a="1" >', "<cpu/>", '<c"pu a="1">', '<cpu k"="1">', '<cpu =" 1">',
+])
+def test_plain_tags_read_as_the_full_reader_reads_them(tag: str) -> None:
+    """The shortcut for plain tags builds what NCCL's character-by-character reader builds, problems included."""
+    shortcut, full = _both_readers(f'<system version="1">\n{tag}\n</cpu>\n</system>\n')
+    assert shortcut == full
+
+
+@settings(max_examples=600, deadline=None)
+@given(_TAG_PIECES)
+def test_plain_tag_shortcut_agrees_on_generated_text(pieces: list[str]) -> None:
+    text = '<system version="1">\n' + "".join(pieces) + "\n</system>\n"
+    shortcut, full = _both_readers(text)
+    assert shortcut == full
