@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from fabgen._gc import paused_gc
+from fabgen.plan._fast import maker
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
@@ -162,7 +163,6 @@ def tier_sku(tier: Tier) -> TierSku:
 def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[PlannedLink]]:
     tiers = spec.fabric.tiers
     leaf_w, spine_w = tier_sku(tiers.leaf).width, tier_sku(tiers.spine).width
-    leaf_os, spine_os = tiers.leaf.os, tiers.spine.os
     rails = spec.fabric.rails
     three = layout.tiers == 3
     per_pod = layout.hosts_per_pod
@@ -194,51 +194,69 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             for m in range(layout.supers_per_plane):
                 slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
+    # Hot loops (74k links at 24k GPUs, 800k at 262k): port names come from per-tier tables, links are built
+    # as the tuples they are (PlannedLink's own __new__ is a Python call), a host's leaves once per leaf slot.
+    leaf_names = _port_names(tiers.leaf, leaf_w, max(layout.leaf_downlinks,
+                                                     layout.leaf_uplink_start + layout.spines_per_pod * layout.leaf_spine_links - 1))
+    new = tuple.__new__
     raw: list[PlannedLink] = []
-    profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
+    add = raw.append
+    profiles = {name: [(nic.netdev, nic.rail, min(nic.speed, tiers.leaf.speed)) for nic in p.backend_nics()]
+                for name, p in spec.host_profiles.items()}
+    where: tuple[int, int] | None = None
+    leaves: list[str] = []
     for i, host in enumerate(hosts):
         pod, slot = divmod(i, per_pod)
         leaf_index, port = divmod(slot, per_leaf)
-        for nic in profiles[host.profile]:
-            assert nic.rail is not None
-            leaf = leaf_name(pod, nic.rail, leaf_index)
+        if where != (pod, leaf_index):
+            where = (pod, leaf_index)
+            leaves = [leaf_name(pod, rail, leaf_index) for rail in range(rails)]
+        name = host.name
+        for netdev, nic_rail, speed in profiles[host.profile]:
+            assert nic_rail is not None
             # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
-            number = port * rails + nic.rail + 1 if rack else port + 1
-            raw.append(PlannedLink(host.name, nic.netdev, leaf, model_port_name(leaf_os, tiers.leaf.model, number, tiers.leaf.speed, leaf_w),
-                        "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
+            number = port * rails + nic_rail + 1 if rack else port + 1
+            add(new(PlannedLink, (name, netdev, leaves[nic_rail], leaf_names[number], "host-leaf", nic_rail, speed, False)))
 
     k1 = layout.leaf_spine_links
     ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
+    spine_names = _port_names(tiers.spine, spine_w, max(
+        groups * layout.leaves_per_rail * k1,
+        layout.spine_uplink_start + layout.supers_per_plane * layout.spine_super_links - 1))
     for pod in range(layout.pods):
         count = leaves_in_pod.get(pod, 0)
+        spines = [_spine_name(pod, s, three) for s in range(layout.spines_per_pod)]
         for rail in range(groups):
+            link_rail = None if rack else rail
             for j in range(count):
                 leaf = leaf_name(pod, rail, j)
                 position = rail * layout.leaves_per_rail + j
-                for s in range(layout.spines_per_pod):
-                    spine = _spine_name(pod, s, three)
+                for s, spine in enumerate(spines):
                     for t in range(k1):
-                        leaf_port = layout.leaf_uplink_start + s * k1 + t
-                        spine_port = 1 + position * k1 + t
-                        raw.append(PlannedLink(leaf, model_port_name(leaf_os, tiers.leaf.model, leaf_port, tiers.leaf.speed, leaf_w),
-                                    spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
-                                    "leaf-spine", None if rack else rail, ls_speed, False))
+                        add(new(PlannedLink, (leaf, leaf_names[layout.leaf_uplink_start + s * k1 + t], spine,
+                                              spine_names[1 + position * k1 + t], "leaf-spine", link_rail, ls_speed,
+                                              False)))
     if three:
         sup = tiers.super_spine
         assert sup is not None
         k2 = layout.spine_super_links
         ss_speed = min(tiers.spine.speed, sup.speed)
+        super_names = _port_names(sup, tier_sku(sup).width, layout.pods * k2)
         for pod in range(layout.pods):
             for s in range(layout.spines_per_pod):
                 spine = _spine_name(pod, s, True)
                 for m in range(layout.supers_per_plane):
+                    upper = _super_name(s, m)
                     for t in range(k2):
-                        spine_port = layout.spine_uplink_start + m * k2 + t
-                        super_port = 1 + pod * k2 + t
-                        raw.append(PlannedLink(spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
-                                    _super_name(s, m), model_port_name(sup.os, sup.model, super_port, sup.speed, tier_sku(sup).width),
-                                    "spine-superspine", None, ss_speed, False))
+                        add(new(PlannedLink, (spine, spine_names[layout.spine_uplink_start + m * k2 + t], upper,
+                                              super_names[1 + pod * k2 + t], "spine-superspine", None, ss_speed,
+                                              False)))
     return slots, raw
+
+
+def _port_names(tier: Tier, width: int | None, count: int) -> tuple[str, ...]:
+    """Names of front-panel ports 1..``count`` of ``tier`` (index 0 unused), at least its radix."""
+    return ("", *(model_port_name(tier.os, tier.model, n, tier.speed, width) for n in range(1, max(count, tier.ports) + 1)))
 
 
 def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
@@ -260,6 +278,8 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
     skus = {name: tier_sku(tier) for name, tier in by_tier.items()}
+    port_memo: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {name: {} for name in by_tier}
+    port_twin = _PORT_TWIN
     result = []
     for slot in slots:
         tier = by_tier[slot.tier]
@@ -270,19 +290,26 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
                 qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
-        entries = []
-        os_name, speed = tier.os, tier.speed
         sku = skus[slot.tier]
-        role_length = dict(qos.cable_by_role)
+        ports = port_memo[slot.tier]
+        cable = {role: metres for role, metres in qos.cable_by_role}
+        default_m = qos.cable_length_m
+        entries = []
+        keys = []
         for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = model_port_index(os_name, tier.model, my_port, speed, sku.width)
-            entries.append(SwitchPort(
-                my_port, index, model_port_lanes(os_name, tier.model, index, speed, sku.width) if index else (), link.speed, direction,  # type: ignore[arg-type]
-                peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
-                link.rail, f"{peer}:{peer_port}",
-                cable_m=link.length_m or role_length.get(link.role, qos.cable_length_m),
-            ))
-        entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
+            known = ports.get(my_port)
+            if known is None:
+                known = ports[my_port] = _port_facts(tier, sku.width, my_port)
+            index, lanes = known
+            # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
+            entry = port_twin(my_port, index, lanes, link.speed, direction, peer, peer_port,
+                              "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0], link.rail,
+                              f"{peer}:{peer_port}", False, link.length_m or cable.get(link.role, default_m))
+            entry.__class__ = SwitchPort
+            entries.append(entry)
+            keys.append((index == 0, index, my_port))
+        # Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order.
+        entries = [entries[k] for k in sorted(range(len(keys)), key=keys.__getitem__)]
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
@@ -292,6 +319,15 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
+
+
+_PORT_TWIN = maker(SwitchPort)
+
+
+def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[int, ...]]:
+    """A port name's front-panel index on ``tier`` (0: outside its scheme) and its SerDes lanes."""
+    index = model_port_index(tier.os, tier.model, name, tier.speed, width)
+    return index, model_port_lanes(tier.os, tier.model, index, tier.speed, width) if index else ()
 
 
 def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
