@@ -6,15 +6,15 @@ Pure: no I/O, the spec is never changed. The only module that knows topology.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from fabgen._gc import paused_gc
-from fabgen.plan._fast import maker
 from fabgen.errors import Problem, SpecError
+from fabgen.plan._fast import maker
 from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
-from fabgen.plan.host_intents import host_plan
+from fabgen.plan.host_intents import HostMemo, host_plan
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
@@ -25,7 +25,7 @@ from fabgen.plan.model import (
     Switch,
     SwitchPort,
 )
-from fabgen.plan.nic import NicIntentMemo, firmware_intents
+from fabgen.plan.nic import firmware_intents
 from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
@@ -37,7 +37,7 @@ from fabgen.spec.fabric import Tier
 from fabgen.targets.sonic.sku import SKUS, lanes_per_port, resolve_hwsku
 
 
-@paused_gc()
+@paused_gc(promote=True)
 def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     hosts = _expand_hosts(spec)
     tiers = spec.fabric.tiers
@@ -83,11 +83,11 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         if link.role == "host-leaf":
             host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
-    nic_memo: NicIntentMemo = {}
+    host_memo = HostMemo()
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      addresses.host_mgmt(i, slot.name), host_links, default_qos, nic_memo)
+                      addresses.host_mgmt(i, slot.name), host_links, default_qos, host_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)
@@ -265,60 +265,75 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
     if tiers.super_spine:
         by_tier["super_spine"] = tiers.super_spine
-    ends: dict[str, list[tuple[str, str, str, str, str, str, Link]]] = {s.name: [] for s in slots}
-    for link in links:
-        mine = ends.get(link.a_device)
-        if mine is not None:
-            mine.append((link.a_port, link.a_address, link.b_device, link.b_port, link.b_address, "up", link))
-        mine = ends.get(link.b_device)
-        if mine is not None:
-            mine.append((link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down", link))
     qos_cache: dict[int, QosIntent] = {}
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
     skus = {name: tier_sku(tier) for name, tier in by_tier.items()}
     port_memo: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {name: {} for name in by_tier}
-    port_twin = _PORT_TWIN
-    result = []
+    policies: list[tuple[QosIntent, DataPath]] = []
+    ends: dict[str, _Ends] = {}
     for slot in slots:
-        tier = by_tier[slot.tier]
         qos: QosIntent = default_qos
         qos_path: DataPath = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
-                qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
+                qos = qos_cache.get(id(override)) or qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
-        sku = skus[slot.tier]
-        ports = port_memo[slot.tier]
-        cable = {role: metres for role, metres in qos.cable_by_role}
-        default_m = qos.cable_length_m
-        entries = []
-        keys = []
-        for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            known = ports.get(my_port)
+        policies.append((qos, qos_path))
+        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
+                                qos.cable_length_m)
+    # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
+    twin, port_class = _PORT_TWIN, SwitchPort
+    mine = ends.get
+    for link in links:
+        a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
+        for me, my_port, my_addr, peer, peer_port, peer_addr, direction in (
+                (mine(a), ap, link.a_address, b, bp, link.b_address, "up"),
+                (mine(b), bp, link.b_address, a, ap, link.a_address, "down")):
+            if me is None:
+                continue
+            known = me.memo.get(my_port)
             if known is None:
-                known = ports[my_port] = _port_facts(tier, sku.width, my_port)
+                known = me.memo[my_port] = _port_facts(me.tier, me.width, my_port)
             index, lanes = known
             # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
-            entry = port_twin(my_port, index, lanes, link.speed, direction, peer, peer_port,
-                              "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0], link.rail,
-                              f"{peer}:{peer_port}", False, link.length_m or cable.get(link.role, default_m))
-            entry.__class__ = SwitchPort
-            entries.append(entry)
-            keys.append((index == 0, index, my_port))
+            entry = twin(my_port, index, lanes, link.speed, direction, peer, peer_port,
+                         "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0], link.rail,
+                         f"{peer}:{peer_port}", False, link.length_m or me.cable.get(link.role, me.default_m))
+            entry.__class__ = port_class
+            me.ports.append(entry)
+            me.keys.append((index == 0, index, my_port))
+    result = []
+    for slot, (qos, qos_path) in zip(slots, policies, strict=True):
+        tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
         # Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order.
-        entries = [entries[k] for k in sorted(range(len(keys)), key=keys.__getitem__)]
+        keys = end.keys
+        ports = tuple(end.ports[k] for k in sorted(range(len(keys)), key=keys.__getitem__))
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=addresses.loopback(slot.name), mgmt=None, ports=tuple(entries), qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=None, ports=ports, qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
+
+
+@dataclass(slots=True)
+class _Ends:
+    """One switch while its ports are built: its tier's port facts, its QoS policy's cable lengths, its ports so far."""
+
+    tier: Tier
+    width: int | None
+    memo: dict[str, tuple[int, tuple[int, ...]]]
+    """Port name -> (front-panel index, lanes), shared by the tier's switches."""
+    cable: dict[str, int]
+    default_m: int
+    ports: list[SwitchPort] = field(default_factory=list)
+    keys: list[tuple[bool, int, str]] = field(default_factory=list)
 
 
 _PORT_TWIN = maker(SwitchPort)
