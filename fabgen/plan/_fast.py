@@ -22,9 +22,13 @@ taking its default.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
+@cache
 def maker(cls: type) -> type:
     """The mutable twin of frozen slotted dataclass ``cls``: ``obj = Twin(*every_field); obj.__class__ = cls``."""
     params = getattr(cls, "__dataclass_params__", None)
@@ -38,3 +42,14 @@ def maker(cls: type) -> type:
     fields: list[tuple[str, Any]] = [(name, Any) for name in names]
     twin: type = dataclasses.make_dataclass(f"_{cls.__name__}Twin", fields, slots=True, eq=False, repr=False)
     return twin
+
+
+def replaced(obj: T, **changes: Any) -> T:
+    """``dataclasses.replace(obj, **changes)`` for a class :func:`maker` accepts, without the ``__init__``."""
+    cls: type = type(obj)
+    twin = maker(cls)
+    item = twin(*[changes.pop(name) if name in changes else getattr(obj, name) for name in cls.__slots__])  # type: ignore[attr-defined]
+    if changes:
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes)[0]!r}")
+    item.__class__ = cls
+    return item  # type: ignore[no-any-return]

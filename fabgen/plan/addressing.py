@@ -209,23 +209,26 @@ class StableAddresses:
         taken: set[int] = set()
         spill: list[int] = []
         firsts: list[int] = []
-        # Hot loop (800k links at 262k GPUs): the port number of each owner's port name, memoised per device kind.
-        owner_of = self.switches.get
+        # Hot loop (800k links at 262k GPUs): per owning switch its first /31, radix and the port numbers of its
+        # kind's port names (memoised per kind), looked up once per link.
         numbers: dict[tuple[str, str, int], dict[str, int]] = {}
-        for position, (a, ap, b, bp, role, *_rest) in enumerate(raw):
+        owners: dict[str, tuple[int, int, dict[str, int], SwitchInfo]] = {}
+        for name, info in self.switches.items():
+            if info.tier in blocks:
+                known = numbers.setdefault((info.os, info.model, info.speed), {})
+                owners[name] = (blocks[info.tier] + 2 * info.ordinal * info.radix, info.radix, known, info)
+        owner_of = owners.get
+        for position, (a, ap, b, bp, role, _rail, _speed, _explicit) in enumerate(raw):
             device, port = (b, bp) if role == "host-leaf" else (a, ap)
-            info = owner_of(device)
+            owner = owner_of(device)
             first = -1
-            if info is not None and info.tier in blocks:
-                kind = (info.os, info.model, info.speed)
-                known = numbers.get(kind)
-                if known is None:
-                    known = numbers[kind] = {}
+            if owner is not None:
+                base, radix, known, info = owner
                 index = known.get(port)
                 if index is None:
                     index = known[port] = model_port_index(info.os, info.model, port, info.speed)
-                if 1 <= index <= info.radix:
-                    first = blocks[info.tier] + 2 * (info.ordinal * info.radix + index - 1)
+                if 1 <= index <= radix:
+                    first = base + 2 * (index - 1)
                     if first in taken:
                         first = -1
                     else:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Literal
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker
+from fabgen.plan._fast import maker, replaced
 from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import HostMemo, host_plan
@@ -285,26 +286,15 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
                                 qos.cable_length_m)
     # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
-    twin, port_class = _PORT_TWIN, SwitchPort
     mine = ends.get
     for link in links:
         a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
-        for me, my_port, my_addr, peer, peer_port, peer_addr, direction in (
-                (mine(a), ap, link.a_address, b, bp, link.b_address, "up"),
-                (mine(b), bp, link.b_address, a, ap, link.a_address, "down")):
-            if me is None:
-                continue
-            known = me.memo.get(my_port)
-            if known is None:
-                known = me.memo[my_port] = _port_facts(me.tier, me.width, my_port)
-            index, lanes = known
-            # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
-            entry = twin(my_port, index, lanes, link.speed, direction, peer, peer_port,
-                         "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0], link.rail,
-                         f"{peer}:{peer_port}", False, link.length_m or me.cable.get(link.role, me.default_m))
-            entry.__class__ = port_class
-            me.ports.append(entry)
-            me.keys.append((index == 0, index, my_port))
+        end = mine(a)
+        if end is not None:
+            end.add(link, ap, link.a_address, b, bp, link.b_address, "up", b in ends)
+        end = mine(b)
+        if end is not None:
+            end.add(link, bp, link.b_address, a, ap, link.a_address, "down", a in ends)
     result = []
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
         tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
@@ -335,6 +325,20 @@ class _Ends:
     ports: list[SwitchPort] = field(default_factory=list)
     keys: list[tuple[bool, int, str]] = field(default_factory=list)
 
+    def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
+            direction: Literal["up", "down"], peer_is_switch: bool) -> None:
+        known = self.memo.get(port)
+        if known is None:
+            known = self.memo[port] = _port_facts(self.tier, self.width, port)
+        index, lanes = known
+        # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
+        entry = _PORT_TWIN(port, index, lanes, link.speed, direction, peer, peer_port,
+                           "switch" if peer_is_switch else "host", address, peer_address.partition("/")[0], link.rail,
+                           f"{peer}:{peer_port}", False, link.length_m or self.cable.get(link.role, self.default_m))
+        entry.__class__ = SwitchPort
+        self.ports.append(entry)
+        self.keys.append((index == 0, index, port))
+
 
 _PORT_TWIN = maker(SwitchPort)
 
@@ -346,4 +350,4 @@ def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[in
 
 
 def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
-    return replace(switch, mgmt=mgmt, bgp=bgp)
+    return replaced(switch, mgmt=mgmt, bgp=bgp)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric
-from fabgen.plan._fast import maker
+from fabgen.plan._fast import maker, replaced
 from fabgen.plan.model import BackendInterface, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
 from fabgen.plan.nic_intent import HostNicIntent
 from tests.helpers import example
@@ -77,3 +77,11 @@ def test_planned_objects_are_the_plan_classes() -> None:
         assert rebuilt == iface
     assert all(type(link) is Link for link in plan.links)
     assert all(type(p) is SwitchPort for s in plan.switches for p in s.ports)
+
+
+def test_replaced_is_dataclasses_replace() -> None:
+    port = SwitchPort(*SAMPLES[1][1])
+    assert replaced(port, shutdown=False, cable_m=7) == dataclasses.replace(port, shutdown=False, cable_m=7)
+    assert type(replaced(port)) is SwitchPort and replaced(port) == port
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        replaced(port, nope=1)
