@@ -69,11 +69,16 @@ def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, overr
     else:
         env, intent = shared
         intent = intent.for_host(name) if intent is not None else None
-    return Host(name=name, profile=profile_name, group=group, pod=pod, mgmt=mgmt, nics=tuple(nics),
-                nccl_env=env, nic_intent=intent, description=override.description if override else "")
+    # Host(name, profile, group, pod, mgmt, nics, nccl_env, nic_intent, description, network), built in place;
+    # the network is attached afterwards (fabgen.plan.host_network).
+    host = _HOST_TWIN(name, profile_name, group, pod, mgmt, tuple(nics), env, intent,
+                      override.description if override else "", None)
+    host.__class__ = Host
+    return host  # type: ignore[no-any-return]
 
 
 _NIC_TWIN = maker(HostNic)
+_HOST_TWIN = maker(Host)
 
 
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)

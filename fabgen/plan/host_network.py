@@ -123,7 +123,9 @@ def _host_network(config: Literal["netplan", "networkmanager"], host: Host, mtu:
         if nic.rail is None or not nic.in_service or link is None:
             continue
         interfaces.append(_interface(nic, nic.rail, link, mtu, pools))
-    return HostNetwork(config=config, mtu=mtu, roce_mtu=roce_active_mtu(mtu), interfaces=tuple(interfaces))
+    network = _NETWORK_TWIN(config, mtu, roce_active_mtu(mtu), tuple(interfaces))  # HostNetwork(...), in place
+    network.__class__ = HostNetwork
+    return network  # type: ignore[no-any-return]
 
 
 def _interface(nic: HostNic, rail: int, link: Link, mtu: int, pools: tuple[str, ...]) -> BackendInterface:
@@ -146,7 +148,8 @@ def _interface(nic: HostNic, rail: int, link: Link, mtu: int, pools: tuple[str, 
     return interface  # type: ignore[no-any-return]
 
 
-_HOST_TWIN = maker(Host)
+_HOST_TWIN = maker(Host)  # the same twin as fabgen.plan.host_intents' (maker is cached)
 _ROUTE_TWIN = maker(HostRoute)
+_NETWORK_TWIN = maker(HostNetwork)
 _RULE_TWIN = maker(HostRule)
 _INTERFACE_TWIN = maker(BackendInterface)
