@@ -10,7 +10,8 @@ directly; the caller builds a twin and sets its ``__class__`` to the frozen
 class (CPython allows that between classes of one slot layout). The result is
 an ordinary instance of the frozen class: equal to, hashing like and as
 immutable as one built by its constructor. ``tests/plan/test_fast.py`` checks
-that against the real constructors.
+that against the real constructors. :func:`replaced` is ``dataclasses.replace``
+the same way.
 
 Only for values the planner made from validated data: the twin runs no
 ``__post_init__`` (:func:`maker` refuses a class that has one, so no check can
