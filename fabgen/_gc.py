@@ -13,11 +13,24 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
+def paused_gc(promote: bool = False) -> Iterator[None]:
+    """``promote``: on the way out, move every tracked object straight to the oldest generation.
+
+    Why: the objects a paused stage allocated are all still in the youngest
+    generation when the collector is switched back on, so the very next
+    allocation triggers a collection that walks every one of them (0.1 to 0.2 s
+    after planning the 24k fabric) and finds nothing. ``gc.freeze()`` followed at
+    once by ``gc.unfreeze()`` moves them (and whatever else is alive) into the
+    oldest generation in constant time; nothing is exempted from collection, a
+    cycle among them is found by the next full collection as usual.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if promote:
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()

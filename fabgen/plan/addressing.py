@@ -34,12 +34,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
+from fabgen.plan._fast import maker
+from fabgen.plan.model import Link
 from fabgen.plan.ports import model_port_index
 from fabgen.source import DataPath, SourceDoc, spec_problem
 
 if TYPE_CHECKING:
     from fabgen.plan.layout import Layout
-    from fabgen.plan.model import Link
     from fabgen.plan.slots import PlannedLink, SwitchSlot
     from fabgen.spec import ClusterSpec
 
@@ -202,31 +203,32 @@ class StableAddresses:
     def links(self, raw: Sequence[PlannedLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
         """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
         spine of a spine-super-spine link."""
-        from fabgen.plan.model import Link
-
         blocks = {"leaf": self.p2p["leaves"][0]}
         if "spines" in self.p2p:
             blocks["spine"] = self.p2p["spines"][0]
         taken: set[int] = set()
         spill: list[int] = []
         firsts: list[int] = []
-        # Hot loop (800k links at 262k GPUs): the port number of each owner's port name, memoised per device kind.
-        owner_of = self.switches.get
+        # Hot loop (800k links at 262k GPUs): per owning switch its first /31, radix and the port numbers of its
+        # kind's port names (memoised per kind), looked up once per link.
         numbers: dict[tuple[str, str, int], dict[str, int]] = {}
-        for position, (a, ap, b, bp, role, *_rest) in enumerate(raw):
+        owners: dict[str, tuple[int, int, dict[str, int], SwitchInfo]] = {}
+        for name, info in self.switches.items():
+            if info.tier in blocks:
+                known = numbers.setdefault((info.os, info.model, info.speed), {})
+                owners[name] = (blocks[info.tier] + 2 * info.ordinal * info.radix, info.radix, known, info)
+        owner_of = owners.get
+        for position, (a, ap, b, bp, role, _rail, _speed, _explicit) in enumerate(raw):
             device, port = (b, bp) if role == "host-leaf" else (a, ap)
-            info = owner_of(device)
+            owner = owner_of(device)
             first = -1
-            if info is not None and info.tier in blocks:
-                kind = (info.os, info.model, info.speed)
-                known = numbers.get(kind)
-                if known is None:
-                    known = numbers[kind] = {}
+            if owner is not None:
+                base, radix, known, info = owner
                 index = known.get(port)
                 if index is None:
                     index = known[port] = model_port_index(info.os, info.model, port, info.speed)
-                if 1 <= index <= info.radix:
-                    first = blocks[info.tier] + 2 * (info.ordinal * info.radix + index - 1)
+                if 1 <= index <= radix:
+                    first = base + 2 * (index - 1)
                     if first in taken:
                         first = -1
                     else:
@@ -248,13 +250,27 @@ class StableAddresses:
                         f"{len(spill)} cable(s) outside the port scheme need /31s, but every /31 of the p2p pool "
                         f"{self.p2p_pool} is taken"), (*_ADDR, "p2p"))])
                 firsts[position] = candidate
-        out = []
-        pack, ntoa = _PACK, socket.inet_ntoa
+        out: list[Link] = []
+        add = out.append
+        # A /31's two addresses share their first three octets (``first`` is even): one "a.b.c." per /24, and
+        # the last octet with its "/31" from a table, in place of two inet_ntoa calls and two f-strings a link.
+        heads: dict[int, str] = {}
+        tails = _TAILS
+        twin, link_class = _LINK_TWIN, Link
         for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts, strict=True):
             length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
-            out.append(Link(a, ap, b, bp, role, rail, speed,
-                            f"{ntoa(pack(first + 1))}/31", f"{ntoa(pack(first))}/31", explicit, length))
+            head = heads.get(first >> 8)
+            if head is None:
+                head = heads[first >> 8] = _ntoa(first & ~0xFF)[:-1]
+            low = first & 0xFF
+            item = twin(a, ap, b, bp, role, rail, speed, head + tails[low + 1], head + tails[low], explicit, length)
+            item.__class__ = link_class
+            add(item)
         return out
+
+
+_TAILS = tuple(f"{n}/31" for n in range(256))
+_LINK_TWIN = maker(Link)
 
 
 def refuse(message: str, doc: SourceDoc | None, path: DataPath) -> SpecError:

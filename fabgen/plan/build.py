@@ -6,14 +6,16 @@ Pure: no I/O, the spec is never changed. The only module that knows topology.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Literal
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
+from fabgen.plan._fast import maker, replaced
 from fabgen.plan.addressing import StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
-from fabgen.plan.host_intents import host_plan
+from fabgen.plan.host_intents import HostMemo, host_plan
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
@@ -24,7 +26,7 @@ from fabgen.plan.model import (
     Switch,
     SwitchPort,
 )
-from fabgen.plan.nic import NicIntentMemo, firmware_intents
+from fabgen.plan.nic import firmware_intents
 from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
@@ -36,7 +38,7 @@ from fabgen.spec.fabric import Tier
 from fabgen.targets.sonic.sku import SKUS, lanes_per_port, resolve_hwsku
 
 
-@paused_gc()
+@paused_gc(promote=True)
 def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     hosts = _expand_hosts(spec)
     tiers = spec.fabric.tiers
@@ -82,11 +84,11 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         if link.role == "host-leaf":
             host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
-    nic_memo: NicIntentMemo = {}
+    host_memo = HostMemo()
     try:
         planned_hosts = tuple(
             host_plan(spec, slot.name, slot.profile, slot.group, slot.override, pods.get(slot.name, 0),
-                      addresses.host_mgmt(i, slot.name), host_links, default_qos, nic_memo)
+                      addresses.host_mgmt(i, slot.name), host_links, default_qos, host_memo)
             for i, slot in enumerate(hosts)
         )
         firmware = firmware_intents(spec, default_qos)
@@ -162,7 +164,6 @@ def tier_sku(tier: Tier) -> TierSku:
 def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[PlannedLink]]:
     tiers = spec.fabric.tiers
     leaf_w, spine_w = tier_sku(tiers.leaf).width, tier_sku(tiers.spine).width
-    leaf_os, spine_os = tiers.leaf.os, tiers.spine.os
     rails = spec.fabric.rails
     three = layout.tiers == 3
     per_pod = layout.hosts_per_pod
@@ -194,51 +195,69 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             for m in range(layout.supers_per_plane):
                 slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
+    # Hot loops (74k links at 24k GPUs, 800k at 262k): port names come from per-tier tables, links are built
+    # as the tuples they are (PlannedLink's own __new__ is a Python call), a host's leaves once per leaf slot.
+    leaf_names = _port_names(tiers.leaf, leaf_w, max(layout.leaf_downlinks,
+                                                     layout.leaf_uplink_start + layout.spines_per_pod * layout.leaf_spine_links - 1))
+    new = tuple.__new__
     raw: list[PlannedLink] = []
-    profiles = {name: p.backend_nics() for name, p in spec.host_profiles.items()}
+    add = raw.append
+    profiles = {name: [(nic.netdev, nic.rail, min(nic.speed, tiers.leaf.speed)) for nic in p.backend_nics()]
+                for name, p in spec.host_profiles.items()}
+    where: tuple[int, int] | None = None
+    leaves: list[str] = []
     for i, host in enumerate(hosts):
         pod, slot = divmod(i, per_pod)
         leaf_index, port = divmod(slot, per_leaf)
-        for nic in profiles[host.profile]:
-            assert nic.rail is not None
-            leaf = leaf_name(pod, nic.rail, leaf_index)
+        if where != (pod, leaf_index):
+            where = (pod, leaf_index)
+            leaves = [leaf_name(pod, rail, leaf_index) for rail in range(rails)]
+        name = host.name
+        for netdev, nic_rail, speed in profiles[host.profile]:
+            assert nic_rail is not None
             # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
-            number = port * rails + nic.rail + 1 if rack else port + 1
-            raw.append(PlannedLink(host.name, nic.netdev, leaf, model_port_name(leaf_os, tiers.leaf.model, number, tiers.leaf.speed, leaf_w),
-                        "host-leaf", nic.rail, min(nic.speed, tiers.leaf.speed), False))
+            number = port * rails + nic_rail + 1 if rack else port + 1
+            add(new(PlannedLink, (name, netdev, leaves[nic_rail], leaf_names[number], "host-leaf", nic_rail, speed, False)))
 
     k1 = layout.leaf_spine_links
     ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
+    spine_names = _port_names(tiers.spine, spine_w, max(
+        groups * layout.leaves_per_rail * k1,
+        layout.spine_uplink_start + layout.supers_per_plane * layout.spine_super_links - 1))
     for pod in range(layout.pods):
         count = leaves_in_pod.get(pod, 0)
+        spines = [_spine_name(pod, s, three) for s in range(layout.spines_per_pod)]
         for rail in range(groups):
+            link_rail = None if rack else rail
             for j in range(count):
                 leaf = leaf_name(pod, rail, j)
                 position = rail * layout.leaves_per_rail + j
-                for s in range(layout.spines_per_pod):
-                    spine = _spine_name(pod, s, three)
+                for s, spine in enumerate(spines):
                     for t in range(k1):
-                        leaf_port = layout.leaf_uplink_start + s * k1 + t
-                        spine_port = 1 + position * k1 + t
-                        raw.append(PlannedLink(leaf, model_port_name(leaf_os, tiers.leaf.model, leaf_port, tiers.leaf.speed, leaf_w),
-                                    spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
-                                    "leaf-spine", None if rack else rail, ls_speed, False))
+                        add(new(PlannedLink, (leaf, leaf_names[layout.leaf_uplink_start + s * k1 + t], spine,
+                                              spine_names[1 + position * k1 + t], "leaf-spine", link_rail, ls_speed,
+                                              False)))
     if three:
         sup = tiers.super_spine
         assert sup is not None
         k2 = layout.spine_super_links
         ss_speed = min(tiers.spine.speed, sup.speed)
+        super_names = _port_names(sup, tier_sku(sup).width, layout.pods * k2)
         for pod in range(layout.pods):
             for s in range(layout.spines_per_pod):
                 spine = _spine_name(pod, s, True)
                 for m in range(layout.supers_per_plane):
+                    upper = _super_name(s, m)
                     for t in range(k2):
-                        spine_port = layout.spine_uplink_start + m * k2 + t
-                        super_port = 1 + pod * k2 + t
-                        raw.append(PlannedLink(spine, model_port_name(spine_os, tiers.spine.model, spine_port, tiers.spine.speed, spine_w),
-                                    _super_name(s, m), model_port_name(sup.os, sup.model, super_port, sup.speed, tier_sku(sup).width),
-                                    "spine-superspine", None, ss_speed, False))
+                        add(new(PlannedLink, (spine, spine_names[layout.spine_uplink_start + m * k2 + t], upper,
+                                              super_names[1 + pod * k2 + t], "spine-superspine", None, ss_speed,
+                                              False)))
     return slots, raw
+
+
+def _port_names(tier: Tier, width: int | None, count: int) -> tuple[str, ...]:
+    """Names of front-panel ports 1..``count`` of ``tier`` (index 0 unused), at least its radix."""
+    return ("", *(model_port_name(tier.os, tier.model, n, tier.speed, width) for n in range(1, max(count, tier.ports) + 1)))
 
 
 def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
@@ -247,46 +266,45 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
     if tiers.super_spine:
         by_tier["super_spine"] = tiers.super_spine
-    ends: dict[str, list[tuple[str, str, str, str, str, str, Link]]] = {s.name: [] for s in slots}
-    for link in links:
-        mine = ends.get(link.a_device)
-        if mine is not None:
-            mine.append((link.a_port, link.a_address, link.b_device, link.b_port, link.b_address, "up", link))
-        mine = ends.get(link.b_device)
-        if mine is not None:
-            mine.append((link.b_port, link.b_address, link.a_device, link.a_port, link.a_address, "down", link))
     qos_cache: dict[int, QosIntent] = {}
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     overrides = spec.fabric.switch_overrides
     lb = spec.fabric.load_balancing
     skus = {name: tier_sku(tier) for name, tier in by_tier.items()}
-    result = []
+    port_memo: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {name: {} for name in by_tier}
+    policies: list[tuple[QosIntent, DataPath]] = []
+    ends: dict[str, _Ends] = {}
     for slot in slots:
-        tier = by_tier[slot.tier]
         qos: QosIntent = default_qos
         qos_path: DataPath = ("qos",)
         for index, override in enumerate(overrides):
             if fnmatch.fnmatchcase(slot.name, override.match):
-                qos = qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
+                qos = qos_cache.get(id(override)) or qos_cache.setdefault(id(override), qos_intent(override.qos, roles))
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
-        entries = []
-        os_name, speed = tier.os, tier.speed
-        sku = skus[slot.tier]
-        role_length = dict(qos.cable_by_role)
-        for my_port, my_addr, peer, peer_port, peer_addr, direction, link in ends[slot.name]:
-            index = model_port_index(os_name, tier.model, my_port, speed, sku.width)
-            entries.append(SwitchPort(
-                my_port, index, model_port_lanes(os_name, tier.model, index, speed, sku.width) if index else (), link.speed, direction,  # type: ignore[arg-type]
-                peer, peer_port, "switch" if peer in ends else "host", my_addr, peer_addr.partition("/")[0],
-                link.rail, f"{peer}:{peer_port}",
-                cable_m=link.length_m or role_length.get(link.role, qos.cable_length_m),
-            ))
-        entries.sort(key=lambda p: (p.index == 0, p.index, p.name))
+        policies.append((qos, qos_path))
+        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
+                                qos.cable_length_m)
+    # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
+    mine = ends.get
+    for link in links:
+        a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
+        end = mine(a)
+        if end is not None:
+            end.add(link, ap, link.a_address, b, bp, link.b_address, "up", b in ends)
+        end = mine(b)
+        if end is not None:
+            end.add(link, bp, link.b_address, a, ap, link.a_address, "down", a in ends)
+    result = []
+    for slot, (qos, qos_path) in zip(slots, policies, strict=True):
+        tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
+        # Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order.
+        keys = end.keys
+        ports = tuple(end.ports[k] for k in sorted(range(len(keys)), key=keys.__getitem__))
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=addresses.loopback(slot.name), mgmt=None, ports=tuple(entries), qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=None, ports=ports, qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
@@ -294,5 +312,42 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     return result
 
 
+@dataclass(slots=True)
+class _Ends:
+    """One switch while its ports are built: its tier's port facts, its QoS policy's cable lengths, its ports so far."""
+
+    tier: Tier
+    width: int | None
+    memo: dict[str, tuple[int, tuple[int, ...]]]
+    """Port name -> (front-panel index, lanes), shared by the tier's switches."""
+    cable: dict[str, int]
+    default_m: int
+    ports: list[SwitchPort] = field(default_factory=list)
+    keys: list[tuple[bool, int, str]] = field(default_factory=list)
+
+    def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
+            direction: Literal["up", "down"], peer_is_switch: bool) -> None:
+        known = self.memo.get(port)
+        if known is None:
+            known = self.memo[port] = _port_facts(self.tier, self.width, port)
+        index, lanes = known
+        # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
+        entry = _PORT_TWIN(port, index, lanes, link.speed, direction, peer, peer_port,
+                           "switch" if peer_is_switch else "host", address, peer_address.partition("/")[0], link.rail,
+                           f"{peer}:{peer_port}", False, link.length_m or self.cable.get(link.role, self.default_m))
+        entry.__class__ = SwitchPort
+        self.ports.append(entry)
+        self.keys.append((index == 0, index, port))
+
+
+_PORT_TWIN = maker(SwitchPort)
+
+
+def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[int, ...]]:
+    """A port name's front-panel index on ``tier`` (0: outside its scheme) and its SerDes lanes."""
+    index = model_port_index(tier.os, tier.model, name, tier.speed, width)
+    return index, model_port_lanes(tier.os, tier.model, index, tier.speed, width) if index else ()
+
+
 def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
-    return replace(switch, mgmt=mgmt, bgp=bgp)
+    return replaced(switch, mgmt=mgmt, bgp=bgp)

@@ -7,16 +7,19 @@ NCCL_IB_FIFO_TC from a strict ``cts`` class, the QP count from switch QP hashing
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from fabgen.plan._fast import maker
 from fabgen.plan.model import Host, HostNic, Link, QosIntent
-from fabgen.plan.nic import NicIntentMemo, host_nic_intent
+from fabgen.plan.nic import host_nic_intent
 from fabgen.plan.qos import class_tos, fifo_class, traffic_class
 from fabgen.targets.nccl.variables import format_value, parse_version
 
 if TYPE_CHECKING:  # annotations only: importing the pydantic models costs the cached one-device path
+    from fabgen.plan.nic_intent import HostNicIntent
     from fabgen.spec import ClusterSpec
-    from fabgen.spec.hosts import HostOverride
+    from fabgen.spec.hosts import HostOverride, Nic
 
 
 def topology_file_path(spec: ClusterSpec) -> str:
@@ -24,23 +27,58 @@ def topology_file_path(spec: ClusterSpec) -> str:
     return f"{spec.nccl.install_prefix}/nccl-topo.xml"
 
 
+@dataclass(slots=True)
+class HostMemo:
+    """What one plan's hosts share, so that 3,000 hosts of one profile derive it once.
+
+    ``nics``: each profile's NICs in host order (backend ones in rail order, then
+    the rest). ``shared``: the NCCL environment and NIC intent of a (profile, QoS
+    policy, NICs out of service, override) combination; they depend on nothing
+    else, the intent's host name aside (:meth:`HostNicIntent.for_host`).
+    """
+
+    nics: dict[str, tuple[Nic, ...]] = field(default_factory=dict)
+    shared: dict[tuple[object, ...], tuple[tuple[tuple[str, str], ...], HostNicIntent | None]] = field(
+        default_factory=dict)
+
+
 def host_plan(spec: ClusterSpec, name: str, profile_name: str, group: int, override: HostOverride | None,
               pod: int, mgmt: str | None, host_links: dict[tuple[str, str], Link], qos: QosIntent,
-              memo: NicIntentMemo | None = None) -> Host:
-    profile = spec.host_profiles[profile_name]
+              memo: HostMemo | None = None) -> Host:
+    memo = HostMemo() if memo is None else memo
+    ordered = memo.nics.get(profile_name)
+    if ordered is None:
+        profile = spec.host_profiles[profile_name]
+        ordered = memo.nics[profile_name] = (*profile.backend_nics(), *(n for n in profile.nics if n.rail is None))
     out = set(override.nics_out_of_service) if override else set()
-    ordered = profile.backend_nics() + [n for n in profile.nics if n.rail is None]
     nics = []
+    twin, nic_class, links = _NIC_TWIN, HostNic, host_links.get
     for nic in ordered:
-        link = host_links.get((name, nic.netdev))
-        nics.append(HostNic(
-            name=nic.name, netdev=nic.netdev, pci=nic.pci, numa=nic.numa, rail=nic.rail, speed=nic.speed,
-            port=nic.port, in_service=nic.name not in out, address=link.a_address if link else None,
-            leaf=link.b_device if link else None, leaf_port=link.b_port if link else None,
-        ))
-    env = nccl_environment(spec, profile_name, nics, qos, override)
-    return Host(name=name, profile=profile_name, group=group, pod=pod, mgmt=mgmt, nics=tuple(nics),
-                nccl_env=env, nic_intent=host_nic_intent(spec, name, tuple(nics), qos, memo), description=override.description if override else "")
+        link = links((name, nic.netdev))
+        # HostNic(...) with every field, built in place (fabgen.plan._fast)
+        item = twin(nic.name, nic.netdev, nic.pci, nic.numa, nic.rail, nic.speed, nic.port, nic.name not in out,
+                    link.a_address if link else None, link.b_device if link else None, link.b_port if link else None)
+        item.__class__ = nic_class
+        nics.append(item)
+    key = (profile_name, id(qos), tuple(sorted(out)), None if override is None else id(override))
+    shared = memo.shared.get(key)
+    if shared is None:
+        env = nccl_environment(spec, profile_name, nics, qos, override)
+        intent = host_nic_intent(spec, name, tuple(nics), qos)
+        memo.shared[key] = (env, intent)
+    else:
+        env, intent = shared
+        intent = intent.for_host(name) if intent is not None else None
+    # Host(name, profile, group, pod, mgmt, nics, nccl_env, nic_intent, description, network), built in place;
+    # the network is attached afterwards (fabgen.plan.host_network).
+    host = _HOST_TWIN(name, profile_name, group, pod, mgmt, tuple(nics), env, intent,
+                      override.description if override else "", None)
+    host.__class__ = Host
+    return host  # type: ignore[no-any-return]
+
+
+_NIC_TWIN = maker(HostNic)
+_HOST_TWIN = maker(Host)
 
 
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)

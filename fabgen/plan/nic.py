@@ -69,20 +69,8 @@ def _scheduling(qos: QosIntent) -> tuple[tuple[int, ...], tuple[str, ...], tuple
     return prio_tc, tuple(tsa), tuple(bandwidth)
 
 
-NicIntentMemo = dict[object, HostNicIntent | None]
-"""One plan's shared NIC intents, keyed by what of a host's NICs the intent depends on (see host_nic_intent)."""
-
-
-def host_nic_intent(spec: ClusterSpec, host: str, nics: tuple[HostNic, ...], qos: QosIntent,
-                    memo: NicIntentMemo | None = None) -> HostNicIntent | None:
-    """``memo`` (one per plan) shares the intent of hosts whose NICs are the same: only the name differs."""
-    if memo is not None:
-        key = (id(qos), tuple((n.name, n.netdev, n.pci, n.rail, n.port, n.in_service) for n in nics))
-        if key in memo:
-            shared = memo[key]
-            return shared.for_host(host) if shared is not None else None
-        memo[key] = intent = host_nic_intent(spec, host, nics, qos)
-        return intent
+def host_nic_intent(spec: ClusterSpec, host: str, nics: tuple[HostNic, ...], qos: QosIntent) -> HostNicIntent | None:
+    """The NIC intent of one host (hosts of one profile share it: :class:`fabgen.plan.host_intents.HostMemo`)."""
     ports = tuple(NicPort(n.name, n.netdev, n.pci, n.rail, n.port) for n in nics if n.rail is not None and n.in_service)
     if not ports:
         return None

@@ -1,0 +1,87 @@
+"""The plan's hot loops build frozen objects through slot twins (fabgen.plan._fast): the same objects as the constructors."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from typing import Any
+
+import pytest
+
+from fabgen.pipeline import load_spec, plan_fabric
+from fabgen.plan._fast import maker, replaced
+from fabgen.plan.model import BackendInterface, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
+from fabgen.plan.nic_intent import HostNicIntent
+from tests.helpers import example
+
+
+def _built(cls: type, values: tuple[Any, ...]) -> Any:
+    item = maker(cls)(*values)
+    item.__class__ = cls
+    return item
+
+
+SAMPLES: list[tuple[type, tuple[Any, ...]]] = [
+    (Link, ("gt1", "ens1np0", "leaf-1", "Ethernet1/1", "host-leaf", 0, 400, "10.0.0.1/31", "10.0.0.0/31", False, None)),
+    (SwitchPort, ("Ethernet1/1", 1, (0, 1, 2, 3), 400, "down", "gt1", "ens1np0", "host", "10.0.0.0/31", "10.0.0.1", 0,
+                  "gt1:ens1np0", True, 3)),
+    (HostNic, ("mlx5_0", "ens1np0", "0000:17:00.0", 0, 0, 400, 1, True, "10.0.0.1/31", "leaf-1", "Ethernet1/1")),
+    (HostRoute, ("10.0.0.0/31", None, "10.0.0.1", 100)),
+    (HostRule, (1000, "10.0.0.1/32", 100)),
+]
+
+
+@pytest.mark.parametrize(("cls", "values"), SAMPLES, ids=[c.__name__ for c, _ in SAMPLES])
+def test_twin_builds_what_the_constructor_builds(cls: type, values: tuple[Any, ...]) -> None:
+    made, real = _built(cls, values), cls(*values)
+    assert type(made) is cls
+    assert made == real and hash(made) == hash(real) and repr(made) == repr(real)
+    assert dataclasses.astuple(made) == dataclasses.astuple(real)
+    assert pickle.loads(pickle.dumps(made)) == real
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.__setattr__(dataclasses.fields(cls)[0].name, "other")
+
+
+def test_twin_takes_every_field() -> None:
+    """A field added to a plan class must be given in the hot loop too, not silently defaulted."""
+    with pytest.raises(TypeError):
+        maker(SwitchPort)(*SAMPLES[1][1][:-2])  # shutdown and cable_m have defaults on SwitchPort
+
+
+def test_maker_refuses_what_it_cannot_build_faithfully() -> None:
+    with pytest.raises(TypeError, match="__post_init__"):
+        maker(HostNicIntent)  # its checks would be skipped
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(slots=True)
+    class Mutable:
+        a: int
+
+    for cls in (NoSlots, Mutable):
+        with pytest.raises(TypeError, match="frozen dataclass with slots"):
+            maker(cls)
+
+
+def test_planned_objects_are_the_plan_classes() -> None:
+    plan = plan_fabric(load_spec(example("lab")))
+    host = plan.hosts[0]
+    assert type(host) is Host and all(type(n) is HostNic for n in host.nics)
+    assert host.network is not None
+    for iface in host.network.interfaces:
+        assert type(iface) is BackendInterface and type(iface.rule) is HostRule
+        assert all(type(r) is HostRoute for r in iface.routes)
+        rebuilt = BackendInterface(**{f.name: getattr(iface, f.name) for f in dataclasses.fields(BackendInterface)})
+        assert rebuilt == iface
+    assert all(type(link) is Link for link in plan.links)
+    assert all(type(p) is SwitchPort for s in plan.switches for p in s.ports)
+
+
+def test_replaced_is_dataclasses_replace() -> None:
+    port = SwitchPort(*SAMPLES[1][1])
+    assert replaced(port, shutdown=False, cable_m=7) == dataclasses.replace(port, shutdown=False, cable_m=7)
+    assert type(replaced(port)) is SwitchPort and replaced(port) == port
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        replaced(port, nope=1)
