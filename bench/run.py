@@ -152,7 +152,7 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-ROW_MODULES = ("bench.generate", "bench.device", "bench.twin")
+ROW_MODULES = ("bench.generate", "bench.plan", "bench.device", "bench.twin")
 """Bench modules whose ``rows()`` make the figures table; a missing module or one without ``rows`` is skipped."""
 
 
@@ -170,7 +170,12 @@ def figure_rows(skip_scale: bool) -> list[Any]:
         rows = getattr(module, "rows", None)
         if rows is None:
             continue
-        found += rows(scale=not skip_scale) if name == "bench.generate" else rows()
+        if name == "bench.generate":
+            found += rows(scale=not skip_scale)
+        elif name == "bench.plan" and skip_scale:
+            found += rows(names=("llama3-24k",))
+        else:
+            found += rows()
     return found
 
 
