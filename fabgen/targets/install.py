@@ -55,7 +55,9 @@ def host_entries(plan: FabricPlan, host: Host) -> list[Entry]:
                                   f"{hostnet.KEYFILE_DIR}/{hostnet.keyfile_name(i.netdev)}", "0600",
                                   "nmcli connection reload")
                            for i in net.interfaces)
-        entries.append(_entry(hostnet.sysctl_path(host.name), hostnet.SYSCTL_DEST, "0644", "sysctl --system"))
+        sysctl = hostnet.sysctl_source(spec, host)
+        if sysctl is not None:
+            entries.append(_entry(sysctl, hostnet.SYSCTL_DEST, "0644", "sysctl --system"))
     if plan.firmware.get(profile) is not None:
         entries.append(_entry(f"hosts/_profiles/{profile}/nic-firmware.sh", FIRMWARE_DEST, "0755",
                               "run it once; a firmware reset or reboot makes it active"))

@@ -19,7 +19,11 @@ def _check(files: dict[str, str], hosts: list[tuple[str, str]], switches: list[s
         assert data["device"] == name and data["kind"] == "host"
         sources = [e["source"] for e in data["files"]]
         rendered = {p for p in files if p.startswith((f"hosts/{name}/", f"hosts/_profiles/{profile}/"))}
+        if f"hosts/{name}/sysctl.conf" in files:  # NICs unlike its profile's: its own file instead of the profile's
+            rendered.discard(f"hosts/_profiles/{profile}/sysctl.conf")
         assert sorted(sources) == sorted(rendered - {host_install_path(name)}), name
+        sysctls = [e for e in data["files"] if e["source"].endswith("/sysctl.conf")]
+        assert [e["dest"] for e in sysctls] == (["/etc/sysctl.d/60-fabgen-roce.conf"] if sysctls else []), name
         assert len({e["dest"] for e in data["files"]}) == len(sources)
     for name in switches:
         data = json.loads(files[switch_install_path(name)])
