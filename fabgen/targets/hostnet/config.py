@@ -174,28 +174,27 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
         return {}
     cluster = context.plan.spec.cluster.name
     own = _own_sysctl(context, host)
-    uuids = [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
+    uuids = [] if net.config == "netplan" else [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
     if not _shipped_templates(context):
         return _render_files(cluster, host, net, uuids, context.env, own)
     values = _values(host.name, net, uuids)
     if not print_verbatim(values) or "fabgen-sentinel-" in "".join(values):
         return _render_files(cluster, host, net, uuids, context.env, own)
-    shapes: dict[tuple[Any, ...], list[tuple[list[str], list[str]]] | None] = context.cache.setdefault(
-        "host-net-shapes", {})
+    shapes: dict[tuple[Any, ...], list[tuple[str, str]] | None] = context.cache.setdefault("host-net-shapes", {})
     key = (own, *_shape_key(net))
     if key in shapes:
         split = shapes[key]
         if split is None:
             return _render_files(cluster, host, net, uuids, context.env, own)
-        return {_fill(path, values): _fill(text, values) for path, text in split}
+        return {path.format(*values): text.format(*values) for path, text in split}
     files = _render_files(cluster, host, net, uuids, context.env, own)
     slots: list[str] = []
     shape_net = _shape(net, slots)
     name = _slot(host.name, slots)
     shape_files = _render_files(cluster, replace(host, name=name), shape_net, [_slot(u, slots) for u in uuids],
                                 context.env, own)
-    split = [(_SENTINEL.split(path), _SENTINEL.split(text)) for path, text in shape_files.items()]
-    filled = {_fill(path, values): _fill(text, values) for path, text in split}
+    split = [(_format_string(path), _format_string(text)) for path, text in shape_files.items()]
+    filled = {path.format(*values): text.format(*values) for path, text in split}
     shapes[key] = split if slots == values and filled == files else None
     return files
 
@@ -236,9 +235,14 @@ def _slot(value: str, values: list[str]) -> str:
     return f"fabgen-sentinel-{len(values) - 1:04d}-"
 
 
-def _fill(parts: list[str], values: list[str]) -> str:
-    """Join a split shape: even items are the template's text, odd ones sentinel numbers."""
-    return "".join(values[int(p)] if n % 2 else p for n, p in enumerate(parts))
+def _format_string(shape: str) -> str:
+    """``shape`` as a :meth:`str.format` string: each sentinel a ``{N}`` field, every other brace doubled.
+
+    Filling a host in is then one call in C rather than a join over the split parts.
+    """
+    parts = _SENTINEL.split(shape)
+    return "".join(f"{{{int(p)}}}" if n % 2 else p.replace("{", "{{").replace("}", "}}")
+                   for n, p in enumerate(parts))
 
 
 def _shape(net: HostNetwork, values: list[str]) -> HostNetwork:
@@ -276,11 +280,11 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
     not replaced, so the shape's check still sees it.
     """
     if path.endswith("/netplan.yaml"):
-        return [Problem(m, file=path) for m in _shape_problems("netplan", _quoted_addresses(
-            _COMMENT_LINE.sub("", text)))]
+        shape = _QUOTED_ADDRESS.sub(_QUOTED_PLACEHOLDER, _COMMENT_LINE.sub("", "\n" + text))
+        return [Problem(m, file=path) for m in _shape_problems("netplan", shape[1:])]
     if path.endswith(".nmconnection"):
-        shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", text))
-        return [Problem(m, file=path) for m in _shape_problems("keyfile", shape)]
+        shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", "\n" + text))
+        return [Problem(m, file=path) for m in _shape_problems("keyfile", shape[1:])]
     if path.endswith("/sysctl.conf"):
         return [Problem(m, file=path, line=n) for n, m in sysctl_problems(text)]
     return [Problem("host-net produced a file it does not know how to check", file=path)]
@@ -289,24 +293,26 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
 _IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
 _ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
 _PLACEHOLDER = "192.0.2.1"
-_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*\n", re.MULTILINE)
+_COMMENT_LINE = re.compile(r"\n[ \t]*#[^\n]*")
+"""A whole-line comment with the newline before it, on the text with a newline put in front.
+
+Led by a literal character, which the regex engine finds by a fast scan; a
+``^`` under ``re.MULTILINE`` tries a match at every offset, four times slower.
+"""
+_OCTET = r"(?:[3-9]\d?|1\d{0,2}|2(?:[0-4]\d?|5[0-5]?|[6-9])?|0)"
+"""0..255 without leading zeros, each alternative told apart by its first digit (no backtracking between them):
+a third cheaper than :data:`_IPV4`'s octet, and a subset of it, so what it accepts the shape check accepts too."""
+_QUOTED_ADDRESS = re.compile(rf'"{_OCTET}(?:\.{_OCTET}){{3}}(?=[/"])')
+"""The address of every ``"ADDRESS"`` or ``"ADDRESS/..."``: netplan files quote every address (``yaml_str``).
+
+Led by ``"`` for the same fast scan (1.7x cheaper than splitting at quotes
+and matching each piece). Sound even where the quote does not open a
+string: one well-formed dotted quad becomes another, which no check tells
+apart; what follows the ``/`` stays. A malformed address (or one with a
+leading zero) is left as it is, for the shape's check to see.
+"""
+_QUOTED_PLACEHOLDER = f'"{_PLACEHOLDER}'
 _YAML = YAML(typ="safe", pure=True)
-
-
-def _quoted_addresses(text: str) -> str:
-    """``text`` with the address of every ``"ADDRESS"`` or ``"ADDRESS/..."`` made the placeholder.
-
-    Our netplan files quote every address (``yaml_str``), and a scan for ``"``
-    is ten times cheaper than :data:`_ANY_ADDRESS`'s at every offset. Sound
-    even where the quotes do not delimit a string: one well-formed dotted quad
-    becomes another, which no check tells apart; what follows the ``/`` stays.
-    """
-    parts = text.split('"')
-    for n in range(1, len(parts), 2):
-        address, slash, rest = parts[n].partition("/")
-        if _ADDRESS.fullmatch(address):
-            parts[n] = f"{_PLACEHOLDER}{slash}{rest}"
-    return '"'.join(parts)
 
 
 @lru_cache(maxsize=256)

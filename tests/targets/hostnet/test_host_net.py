@@ -338,7 +338,41 @@ def test_check_finds_a_bad_value_in_one_host_among_identical_shapes() -> None:
     assert len(files) >= 2 and not any(check_host_network_file(p, t) for p, t in files.items())
     path, text = sorted(files.items())[-1]
     address = text.split('addresses:\n        - "')[1].split("/")[0]
-    for bad in (address + ".9", "300.1.2.3", address + "\\n"):
+    for bad in (address + ".9", "300.1.2.3", "10.256.0.1", "10.1.2.099", "2555.1.1.1", address + "\\n"):
         broken = text.replace(f'"{address}/', f'"{bad}/', 1)
         assert broken != text and check_host_network_file(path, broken), bad
     assert not check_host_network_file(path, text)
+
+
+def test_quick_octet_is_exactly_the_canonical_0_to_255() -> None:
+    """The netplan check's fast address pattern may replace only what the strict one accepts (else a bad address
+    would hide behind the placeholder); here it accepts exactly the canonical octets."""
+    import re
+
+    from fabgen.targets.hostnet.config import _IPV4, _OCTET
+
+    strict = re.compile(rf"{_IPV4}")
+    quick = re.compile(_OCTET)
+    for n in range(1000):
+        for text in {str(n), f"{n:02d}", f"{n:03d}"}:
+            assert (quick.fullmatch(text) is not None) == (n <= 255 and text == str(n)), text
+            if quick.fullmatch(text):
+                assert strict.fullmatch(f"{text}.0.0.0"), text
+
+
+@pytest.mark.parametrize("values", [
+    ["ens1np0"], ["10.0.0.1/31", "leaf-01", "Ethernet1/1"], [""], [" a"], ["a "], ["a", " b"], ["a ", "b"],
+    ["a\tb"], ["a\nb"], ["a#b"], ['a"b'], ["a{b}"], ["x" * 200], ["x" * 201], [], ["é"], ["a b", "c=d,e:f"],
+])
+def test_print_verbatim_agrees_with_the_filters_value_by_value(values: list[str]) -> None:
+    """The one-scan test must say yes exactly when every value passes keyfile_value and prints as itself in YAML."""
+    from fabgen.targets.hostnet.escape import print_verbatim
+
+    def verbatim(value: str) -> bool:
+        try:
+            keyfile_value(value)
+        except ValueError:
+            return False
+        return "\t" not in value and yaml_str(value) == f'"{value}"'
+
+    assert print_verbatim(values) == (bool(values) and all(verbatim(v) for v in values))
