@@ -67,3 +67,34 @@ def test_networkmanager_hosts_list_each_keyfile_and_the_topology_file() -> None:
 ])
 def test_check_refuses_unsafe_entries(bad: str) -> None:
     assert check_install_map("x.json", bad)
+
+
+@pytest.mark.parametrize("name", ["lab", "cumulus-pod"])
+def test_fast_host_lists_print_what_json_dumps_prints(name: str) -> None:
+    """The f-string path of install-hosts must be byte for byte the json.dumps layout, and its check must agree."""
+    from fabgen.targets import install
+    from fabgen.targets.base import RenderContext
+    from fabgen.targets.environment import environment
+
+    plan = plan_fabric(load_spec(example(name)))
+    context = RenderContext(plan=plan, env=environment())
+    for host in plan.hosts:
+        text = install.HOST_TARGET.render(context, host)[host_install_path(host.name)]
+        assert text == install._dump(host.name, "host", install.host_entries(plan, host)), host.name
+        assert check_install_map("x.json", text) == []
+
+
+def test_line_cached_check_still_finds_a_bad_or_repeated_entry() -> None:
+    """Lines found good are remembered; a list repeating one, or holding a new bad one, is still refused."""
+    from fabgen.targets.install_check import _good_lines
+
+    plan = plan_fabric(load_spec(example("lab")))
+    text = render_fabric(plan, ["install-hosts"])[host_install_path("lab01")]
+    assert check_install_map("a.json", text) == [] and _good_lines(text)
+    lines = text.split("\n")
+    repeated = "\n".join([lines[0], lines[1], *lines[1:]])
+    assert check_install_map("b.json", repeated)
+    assert check_install_map("c.json", text.replace('"mode": "0644"', '"mode": "4755"', 1))
+    assert check_install_map("d.json", text.replace('"dest": "/etc/', '"dest": "/etc/../', 1))
+    split = text.replace('", "dest"', '",\n "dest"', 1)  # still JSON, another layout: parsed whole
+    assert check_install_map("e.json", split) == [] and not _good_lines(split)
