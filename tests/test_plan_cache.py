@@ -124,15 +124,15 @@ def test_a_changed_template_overlay_is_a_miss(tmp_path: Path, spy: Spy) -> None:
     overlay.mkdir(parents=True)
     shipped = Path(plan_cache.__file__).resolve().parents[1] / "templates" / "host-net" / "sysctl.conf.j2"
     (overlay / "sysctl.conf.j2").write_text(shipped.read_text())
-    args = ("--templates", str(tmp_path / "templates"))
-    first = _generate(example("lab"), tmp_path / "o1", "lab01", *args)
-    _generate(example("lab"), tmp_path / "o2", "lab01", *args)
+    args = ("--templates", str(tmp_path / "templates"))  # lab04's NICs differ from its profile's: its own sysctl
+    first = _generate(example("lab"), tmp_path / "o1", "lab04", *args)
+    _generate(example("lab"), tmp_path / "o2", "lab04", *args)
     assert spy.fills == 1
     (overlay / "sysctl.conf.j2").write_text("# overlay\n" + shipped.read_text())
     environment.cache_clear()  # as a new process would start (the in-process environment never reloads)
-    second = _generate(example("lab"), tmp_path / "o3", "lab01", *args)
-    assert spy.fills == 2 and second["hosts/lab01/sysctl.conf"].startswith(b"# overlay\n")
-    assert first["hosts/lab01/sysctl.conf"] == second["hosts/lab01/sysctl.conf"][len(b"# overlay\n"):]
+    second = _generate(example("lab"), tmp_path / "o3", "lab04", *args)
+    assert spy.fills == 2 and second["hosts/lab04/sysctl.conf"].startswith(b"# overlay\n")
+    assert first["hosts/lab04/sysctl.conf"] == second["hosts/lab04/sysctl.conf"][len(b"# overlay\n"):]
 
 
 def test_another_fabgen_version_is_a_miss(tmp_path: Path, spy: Spy, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ from fabgen.targets.base import ReadBack, Target
 from fabgen.targets.eos import config as eos
 from fabgen.targets.hostnet import boot as hostboot
 from fabgen.targets.hostnet import config as hostnet
+from fabgen.targets.hostnet import sysctl as hostsysctl
 from fabgen.targets.k8s import labels as k8s_labels
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl import env as nccl_env
@@ -45,6 +46,7 @@ TARGETS: tuple[Target, ...] = (
     k8s_labels.TARGET,
     netbox.TARGET,
     hostnet.TARGET,
+    hostsysctl.TARGET,
     hostboot.TARGET,
     install.HOST_TARGET,
     install.SWITCH_TARGET,

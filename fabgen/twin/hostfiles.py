@@ -35,6 +35,8 @@ from fabgen.targets.hostnet.config import parse_keyfile
 from fabgen.twin.system import TwinError
 
 HOSTNET_TARGET = "host-net"
+SYSCTL_TARGET = "host-sysctl"
+"""The profile's sysctl file; a host that shares it installs it like its own (see :func:`host_setups`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,15 +341,20 @@ def host_setups(fabric: Any, hosts: Iterable[str], host_files: Path | None = Non
     is about to install, edits included. A host whose files are missing there is
     refused, not silently configured from the render.
     """
+    from fabgen.targets.hostnet.config import sysctl_source
     from fabgen.targets.render import render_files
 
-    rendered, owners = render_files(fabric, [HOSTNET_TARGET])  # with the target's own output checks
+    rendered, owners = render_files(fabric, [HOSTNET_TARGET, SYSCTL_TARGET])  # with the targets' own output checks
     by_host: dict[str, dict[str, str]] = {}
     for path, text in rendered.items():
-        by_host.setdefault(owners[path][1], {})[path] = text
+        if owners[path][0] == HOSTNET_TARGET:
+            by_host.setdefault(owners[path][1], {})[path] = text
     setups = {}
     for host in hosts:
         files = by_host.get(host, {})
+        shared = sysctl_source(fabric.spec, fabric.host(host)) if files else None
+        if shared is not None and shared not in files:  # the install map's choice: the profile's copy
+            files = {**files, shared: rendered[shared]}
         if host_files is not None:
             files = {path: _read(host_files / path, path) for path in files}
         setups[host] = parse_host_files(host, files)

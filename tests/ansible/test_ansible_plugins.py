@@ -85,6 +85,17 @@ def test_host_files_match_generate(tmp_path: Path) -> None:
         assert (out / rel).read_text() == text and type(text) is str
 
 
+def test_host_files_hold_every_source_of_the_hosts_install_list() -> None:
+    """What a play copies by install.json is in the host's files: the profile's sysctl.conf, or the host's own."""
+    for host in ("lab01", "lab04"):  # lab04 has a NIC out of service: a sysctl file of its own
+        files = _core.host_files(str(LAB), host)
+        entries = json.loads(files[f"hosts/{host}/install.json"])["files"]
+        assert {e["source"] for e in entries} <= set(files), host
+        sysctl = [e for e in entries if e["dest"].startswith("/etc/sysctl.d/")]
+        expected = "hosts/lab04/sysctl.conf" if host == "lab04" else "hosts/_profiles/lab-node/sysctl.conf"
+        assert [e["source"] for e in sysctl] == [expected], host
+
+
 def test_switch_config_matches_generate(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run_cli("generate", str(LAB), "-o", str(out))[0] == 0

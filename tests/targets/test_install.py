@@ -19,7 +19,11 @@ def _check(files: dict[str, str], hosts: list[tuple[str, str]], switches: list[s
         assert data["device"] == name and data["kind"] == "host"
         sources = [e["source"] for e in data["files"]]
         rendered = {p for p in files if p.startswith((f"hosts/{name}/", f"hosts/_profiles/{profile}/"))}
+        if f"hosts/{name}/sysctl.conf" in files:  # NICs unlike its profile's: its own file instead of the profile's
+            rendered.discard(f"hosts/_profiles/{profile}/sysctl.conf")
         assert sorted(sources) == sorted(rendered - {host_install_path(name)}), name
+        sysctls = [e for e in data["files"] if e["source"].endswith("/sysctl.conf")]
+        assert [e["dest"] for e in sysctls] == (["/etc/sysctl.d/60-fabgen-roce.conf"] if sysctls else []), name
         assert len({e["dest"] for e in data["files"]}) == len(sources)
     for name in switches:
         data = json.loads(files[switch_install_path(name)])
@@ -105,3 +109,30 @@ def test_the_24k_switch_lists_are_checked_by_one_shape() -> None:
     assert len(files) == 2048 and len(install_check._PASSED) == 1
     path = switch_install_path("leaf-r0-p00-01")
     assert check_install_map(path, files[path].replace("/mnt/flash/startup-config", "/mnt/flash/../x"))
+
+
+@pytest.mark.parametrize("name", ["lab", "cumulus-pod"])
+def test_fast_host_lists_print_what_json_dumps_prints(name: str) -> None:
+    """The f-string path of install-hosts must be byte for byte the json.dumps layout, and its check must agree."""
+    from fabgen.targets import install
+    from fabgen.targets.base import RenderContext
+    from fabgen.targets.environment import environment
+
+    plan = plan_fabric(load_spec(example(name)))
+    context = RenderContext(plan=plan, env=environment())
+    for host in plan.hosts:
+        text = install.HOST_TARGET.render(context, host)[host_install_path(host.name)]
+        assert text == install._dump(host.name, "host", install.host_entries(plan, host)), host.name
+        assert check_install_map("x.json", text) == []
+
+
+def test_shape_cached_host_check_still_finds_a_bad_or_repeated_entry() -> None:
+    """A host list's shape passed once; a list repeating an entry, or holding a bad one, is still refused."""
+    plan = plan_fabric(load_spec(example("lab")))
+    path = host_install_path("lab01")
+    text = render_fabric(plan, ["install-hosts"])[path]
+    assert check_install_map(path, text) == []
+    lines = text.split("\n")
+    assert check_install_map(path, "\n".join([lines[0], lines[1], *lines[1:]]))
+    assert check_install_map(path, text.replace('"mode": "0644"', '"mode": "4755"', 1))
+    assert check_install_map(path, text.replace('"dest": "/etc/', '"dest": "/etc/../', 1))

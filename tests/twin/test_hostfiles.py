@@ -28,7 +28,8 @@ CUMULUS = ROOT / "examples" / "cumulus-pod" / "spec.yaml"
 def test_lab01_is_configured_exactly_as_its_netplan_file_says() -> None:
     fabric = fabgen.plan_fabric(fabgen.load_spec(LAB))
     setup = host_setups(fabric, ["lab01"])["lab01"]
-    assert setup.files == ("hosts/lab01/netplan.yaml", "hosts/lab01/sysctl.conf")
+    assert setup.files == ("hosts/_profiles/lab-node/sysctl.conf", "hosts/lab01/netplan.yaml")
+    assert host_setups(fabric, ["lab04"])["lab04"].files == ("hosts/lab04/netplan.yaml", "hosts/lab04/sysctl.conf")
     commands = ip_commands(setup, twin_topology(fabric, "fg-t").ifnames["lab01"])
     assert commands[:4] == ["link set dev ens1np0 mtu 4200", "link set dev ens1np0 addrgenmode none",
                             "address add 10.10.0.1/31 dev ens1np0", "link set dev ens1np0 up"]
@@ -122,13 +123,16 @@ def test_a_file_naming_an_interface_the_twin_did_not_cable_is_refused() -> None:
 def test_host_files_from_a_generated_tree_are_read_and_a_missing_one_is_refused(tmp_path: Path) -> None:
     fabric = fabgen.plan_fabric(fabgen.load_spec(LAB))
     tree = tmp_path / "out"
-    for path, text in fabgen.render_fabric(fabric, ["host-net"]).items():
+    for path, text in fabgen.render_fabric(fabric, ["host-net", "host-sysctl"]).items():
         (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(text.replace("mtu: 4200", "mtu: 9000"))
     setup = host_setups(fabric, ["lab02"], tree)["lab02"]
     assert {nd.mtu for nd in setup.netdevs} == {9000}
-    (tree / "hosts" / "lab03" / "sysctl.conf").unlink()
-    with pytest.raises(TwinError, match=r"lab03/sysctl\.conf: cannot read"):
+    (tree / "hosts" / "lab04" / "sysctl.conf").unlink()
+    with pytest.raises(TwinError, match=r"lab04/sysctl\.conf: cannot read"):
+        host_setups(fabric, ["lab04"], tree)
+    (tree / "hosts" / "_profiles" / "lab-node" / "sysctl.conf").unlink()
+    with pytest.raises(TwinError, match=r"_profiles/lab-node/sysctl\.conf: cannot read"):
         host_setups(fabric, ["lab03"], tree)
 
 

@@ -163,7 +163,7 @@ def test_preflight_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
 def _host_files(tmp_path: Path) -> Path:
     """The lab's host network files as ``fabgen generate`` writes them, for a test to plant a bug in."""
     tree = tmp_path / "out"
-    gen = _fabgen("generate", str(LAB), "-o", str(tree), "--only", "host-net")
+    gen = _fabgen("generate", str(LAB), "-o", str(tree), "--only", "host-net", "--only", "host-sysctl")
     assert gen.returncode == 0, gen.stderr
     return tree
 
@@ -230,26 +230,40 @@ def test_a_wrong_gateway_in_a_host_file_fails_verify_or_stops_up(tmp_path: Path)
     proc = _fabgen("twin", "up", str(LAB), "--prefix", "fgt-gw", "--host-files", str(tree))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
-    assert "lab01: its host files (hosts/lab01/netplan.yaml, hosts/lab01/sysctl.conf) do not apply" in line
+    assert ("lab01: its host files (hosts/_profiles/lab-node/sysctl.conf, hosts/lab01/netplan.yaml) do not apply"
+            in line)
     assert "'ip route add 10.10.0.0/24 via 10.10.0.200 dev ens3np0 src 10.10.0.129 table 102'" in line
     _assert_nothing_left("fgt-gw", before)
 
 
 def test_host_sysctls_come_from_the_sysctl_file(tmp_path: Path) -> None:
-    """Per-namespace keys of the rendered sysctl.conf are set in the host's namespace, a planted change too."""
+    """Per-namespace keys of the sysctl file a host installs are set in its namespace, a planted change too.
+
+    lab02 shares its profile's file, lab04 (a NIC out of service) has its own: a change planted in each
+    reaches exactly the hosts that install that file.
+    """
     require_twin()
     before = _sysctls()
     tree = _host_files(tmp_path)
-    sysctl = tree / "hosts" / "lab02" / "sysctl.conf"
-    sysctl.write_text(sysctl.read_text().replace("ens2np0.rp_filter = 2", "ens2np0.rp_filter = 1"))
+    shared = tree / "hosts" / "_profiles" / "lab-node" / "sysctl.conf"
+    shared.write_text(shared.read_text().replace("ens2np0.rp_filter = 2", "ens2np0.rp_filter = 1"))
+    own = tree / "hosts" / "lab04" / "sysctl.conf"
+    own.write_text(own.read_text().replace("ens1np0.arp_ignore = 1", "ens1np0.arp_ignore = 2"))
+    keys = ("arp_ignore", "arp_announce", "rp_filter")
     prefix = "fgt-sc"
     try:
         assert _fabgen("twin", "up", str(LAB), "--prefix", prefix, "--host-files", str(tree)).returncode == 0
-        with system.in_netns(f"{prefix}-7"):  # lab02
-            got = {(dev, key): system.read_sysctl(f"net.ipv4.conf.{dev}.{key}")
-                   for dev in ("ens1np0", "ens2np0") for key in ("arp_ignore", "arp_announce", "rp_filter")}
+        got = {}
+        for host, ns in (("lab02", 7), ("lab04", 9)):
+            with system.in_netns(f"{prefix}-{ns}"):
+                got[host] = {(dev, key): system.read_sysctl(f"net.ipv4.conf.{dev}.{key}")
+                             for dev in ("ens1np0", "ens2np0") for key in keys}
     finally:
         assert _fabgen("twin", "down", str(LAB), "--prefix", prefix).returncode == 0
-    assert got == {("ens1np0", "arp_ignore"): "1", ("ens1np0", "arp_announce"): "2", ("ens1np0", "rp_filter"): "2",
-                   ("ens2np0", "arp_ignore"): "1", ("ens2np0", "arp_announce"): "2", ("ens2np0", "rp_filter"): "1"}
+    assert got["lab02"] == {("ens1np0", "arp_ignore"): "1", ("ens1np0", "arp_announce"): "2",
+                            ("ens1np0", "rp_filter"): "2", ("ens2np0", "arp_ignore"): "1",
+                            ("ens2np0", "arp_announce"): "2", ("ens2np0", "rp_filter"): "1"}
+    assert got["lab04"] == {("ens1np0", "arp_ignore"): "2", ("ens1np0", "arp_announce"): "2",
+                            ("ens1np0", "rp_filter"): "2", ("ens2np0", "arp_ignore"): "1",
+                            ("ens2np0", "arp_announce"): "2", ("ens2np0", "rp_filter"): "2"}
     _assert_nothing_left(prefix, before)

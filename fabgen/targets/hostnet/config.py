@@ -2,10 +2,14 @@
 
 Per host: ``netplan.yaml`` (netplan v2, Ubuntu and DGX OS) or one
 NetworkManager keyfile per NIC (``nm/fabgen-NETDEV.nmconnection``, RHEL and
-Rocky), as the profile's ``backend_network.config`` says; and ``sysctl.conf``
-(ARP and reverse-path settings the per-NIC routing needs) for both. The
-addresses, tables and MTU are the plan's; this module only adds what is a
-consumer's own business (a keyfile's UUID, a sysctl key's separator).
+Rocky), as the profile's ``backend_network.config`` says. The ARP and
+reverse-path settings the per-NIC routing needs (``sysctl.conf``) name only
+netdevs, so they are one file per profile (``host-sysctl``,
+:mod:`fabgen.targets.hostnet.sysctl`); only a host whose backend interfaces
+differ from its profile's (a NIC out of service or not cabled) gets its own
+``hosts/NAME/sysctl.conf`` here. The addresses, tables and MTU are the plan's;
+this module only adds what is a consumer's own business (a keyfile's UUID, a
+sysctl key's separator).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import configparser
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +33,7 @@ if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks b
     from jinja2 import Environment
 
     from fabgen.plan.model import BackendInterface, Host, HostNetwork
+    from fabgen.spec import ClusterSpec
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet.escape import print_verbatim
 
@@ -61,6 +66,57 @@ def sysctl_path(host: str) -> str:
     return f"hosts/{host}/sysctl.conf"
 
 
+def profile_sysctl_path(profile: str) -> str:
+    return f"hosts/_profiles/{profile}/sysctl.conf"
+
+
+def sysctl_interfaces(interfaces: Iterable[tuple[str, int, str]]) -> list[tuple[str, str, str, int]]:
+    """``(key prefix, separator, nic, rail)`` per ``(nic, rail, netdev)``: what the sysctl template prints."""
+    return [(*sysctl_key(netdev), nic, rail) for nic, rail, netdev in interfaces]
+
+
+def profile_interfaces(spec: ClusterSpec, profile: str) -> tuple[tuple[str, int, str], ...]:
+    """``(nic, rail, netdev)`` of every backend NIC of the profile, in the order a host's network lists them.
+
+    Asked once per host by several targets (and sorting the NICs each time was a
+    third of ``install-hosts``), so it is kept per profile object: the spec is
+    immutable, and the entry holds the object, so its id cannot be reused while kept.
+    """
+    model = spec.host_profiles[profile]
+    kept = _PROFILE_INTERFACES.get(id(model))
+    if kept is None or kept[0] is not model:
+        if len(_PROFILE_INTERFACES) > 256:
+            _PROFILE_INTERFACES.clear()
+        kept = _PROFILE_INTERFACES[id(model)] = (model, tuple(
+            (n.name, n.rail, n.netdev) for n in model.backend_nics() if n.rail is not None))
+    return kept[1]
+
+
+_PROFILE_INTERFACES: dict[int, tuple[object, tuple[tuple[str, int, str], ...]]] = {}
+
+
+def host_interfaces(host: Host) -> tuple[tuple[str, int, str], ...]:
+    return tuple((i.nic, i.rail, i.netdev) for i in host.network.interfaces) if host.network else ()
+
+
+def own_sysctl(spec: ClusterSpec, host: Host) -> bool:
+    """The host needs a sysctl file of its own: its configured NICs are not all of its profile's backend NICs.
+
+    The file names nothing but netdevs, so every host with all its profile's
+    backend NICs in service and cabled shares the profile's copy; the others
+    (``nics_out_of_service``, an uncabled NIC) must not set keys for a NIC
+    their network files leave alone.
+    """
+    return host_interfaces(host) != profile_interfaces(spec, host.profile)
+
+
+def sysctl_source(spec: ClusterSpec, host: Host) -> str | None:
+    """The output path of the sysctl file this host installs (its own or its profile's), None without backend NICs."""
+    if host.network is None or not host.network.interfaces:
+        return None
+    return sysctl_path(host.name) if own_sysctl(spec, host) else profile_sysctl_path(host.profile)
+
+
 def sysctl_key(netdev: str) -> tuple[str, str]:
     """``(prefix, separator)`` of a netdev's ``conf`` keys.
 
@@ -76,15 +132,20 @@ def keyfile_uuid(cluster: str, host: str, netdev: str) -> str:
     return str(uuid.uuid5(_UUID_NAMESPACE, f"{cluster}\0{host}\0{netdev}"))
 
 
-def render_host_network(cluster: str, host: Host, env: Environment) -> dict[str, str]:
-    """``{path: text}`` of one host's backend network files (none for a host without backend NICs)."""
+def render_host_network(cluster: str, host: Host, env: Environment, sysctl: bool = True) -> dict[str, str]:
+    """``{path: text}`` of one host's backend network files (none for a host without backend NICs).
+
+    ``sysctl``: include the host's own ``sysctl.conf`` (see :func:`own_sysctl`).
+    """
     net = host.network
     if net is None or not net.interfaces:
         return {}
-    return _render_files(cluster, host, net, [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces], env)
+    return _render_files(cluster, host, net, [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces], env,
+                         sysctl)
 
 
-def _render_files(cluster: str, host: Host, net: HostNetwork, uuids: list[str], env: Environment) -> dict[str, str]:
+def _render_files(cluster: str, host: Host, net: HostNetwork, uuids: list[str], env: Environment,
+                  sysctl: bool) -> dict[str, str]:
     from fabgen.plan.host_network import ROCE_HEADERS  # here: the checks of this module must not import the planner
 
     common: dict[str, Any] = {"cluster": cluster, "host": host, "net": net, "roce_headers": ROCE_HEADERS}
@@ -97,10 +158,17 @@ def _render_files(cluster: str, host: Host, net: HostNetwork, uuids: list[str], 
             files[keyfile_path(host.name, iface.netdev)] = template.render(
                 i=iface, dest=f"{KEYFILE_DIR}/{keyfile_name(iface.netdev)}", connection_id=f"fabgen-{iface.netdev}",
                 uuid=key, **common)
-    interfaces = [(*sysctl_key(i.netdev), i) for i in net.interfaces]
-    files[sysctl_path(host.name)] = env.get_template(SYSCTL_TEMPLATE).render(
-        dest=SYSCTL_DEST, interfaces=interfaces, **common)
+    if sysctl:
+        files[sysctl_path(host.name)] = render_sysctl(env, cluster, f"host {host.name}", host_interfaces(host),
+                                                      host=host, net=net)
     return files
+
+
+def render_sysctl(env: Environment, cluster: str, owner: str, interfaces: Iterable[tuple[str, int, str]],
+                  **extra: Any) -> str:
+    """The sysctl.d file for ``(nic, rail, netdev)`` interfaces; ``owner`` (``host X``, ``profile P``) heads it."""
+    return env.get_template(SYSCTL_TEMPLATE).render(
+        cluster=cluster, owner=owner, dest=SYSCTL_DEST, interfaces=sysctl_interfaces(interfaces), **extra)
 
 
 def _render(context: RenderContext, host: Host) -> dict[str, str]:
@@ -120,30 +188,39 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
     if net is None or not net.interfaces:
         return {}
     cluster = context.plan.spec.cluster.name
-    uuids = [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
+    own = _own_sysctl(context, host)
+    uuids = [] if net.config == "netplan" else [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
     if not _shipped_templates(context):
-        return _render_files(cluster, host, net, uuids, context.env)
+        return _render_files(cluster, host, net, uuids, context.env, own)
     values = _values(host.name, net, uuids)
     if not print_verbatim(values) or "fabgen-sentinel-" in "".join(values):
-        return _render_files(cluster, host, net, uuids, context.env)
-    shapes: dict[tuple[Any, ...], list[tuple[list[str], list[str]]] | None] = context.cache.setdefault(
-        "host-net-shapes", {})
-    key = _shape_key(net)
+        return _render_files(cluster, host, net, uuids, context.env, own)
+    shapes: dict[tuple[Any, ...], list[tuple[str, str]] | None] = context.cache.setdefault("host-net-shapes", {})
+    key = (own, *_shape_key(net))
     if key in shapes:
         split = shapes[key]
         if split is None:
-            return _render_files(cluster, host, net, uuids, context.env)
-        return {_fill(path, values): _fill(text, values) for path, text in split}
-    files = _render_files(cluster, host, net, uuids, context.env)
+            return _render_files(cluster, host, net, uuids, context.env, own)
+        return {path.format(*values): text.format(*values) for path, text in split}
+    files = _render_files(cluster, host, net, uuids, context.env, own)
     slots: list[str] = []
     shape_net = _shape(net, slots)
     name = _slot(host.name, slots)
     shape_files = _render_files(cluster, replace(host, name=name), shape_net, [_slot(u, slots) for u in uuids],
-                                context.env)
-    split = [(_SENTINEL.split(path), _SENTINEL.split(text)) for path, text in shape_files.items()]
-    filled = {_fill(path, values): _fill(text, values) for path, text in split}
+                                context.env, own)
+    split = [(_format_string(path), _format_string(text)) for path, text in shape_files.items()]
+    filled = {path.format(*values): text.format(*values) for path, text in split}
     shapes[key] = split if slots == values and filled == files else None
     return files
+
+
+def _own_sysctl(context: RenderContext, host: Host) -> bool:
+    """:func:`own_sysctl`, with each profile's interfaces worked out once per run."""
+    profiles: dict[str, tuple[tuple[str, int, str], ...]] = context.cache.setdefault("host-net-profiles", {})
+    mine = profiles.get(host.profile)
+    if mine is None:
+        mine = profiles[host.profile] = profile_interfaces(context.plan.spec, host.profile)
+    return host_interfaces(host) != mine
 
 
 def _shape_key(net: HostNetwork) -> tuple[Any, ...]:
@@ -173,9 +250,14 @@ def _slot(value: str, values: list[str]) -> str:
     return f"fabgen-sentinel-{len(values) - 1:04d}-"
 
 
-def _fill(parts: list[str], values: list[str]) -> str:
-    """Join a split shape: even items are the template's text, odd ones sentinel numbers."""
-    return "".join(values[int(p)] if n % 2 else p for n, p in enumerate(parts))
+def _format_string(shape: str) -> str:
+    """``shape`` as a :meth:`str.format` string: each sentinel a ``{N}`` field, every other brace doubled.
+
+    Filling a host in is then one call in C rather than a join over the split parts.
+    """
+    parts = _SENTINEL.split(shape)
+    return "".join(f"{{{int(p)}}}" if n % 2 else p.replace("{", "{{").replace("}", "}}")
+                   for n, p in enumerate(parts))
 
 
 def _shape(net: HostNetwork, values: list[str]) -> HostNetwork:
@@ -213,11 +295,11 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
     not replaced, so the shape's check still sees it.
     """
     if path.endswith("/netplan.yaml"):
-        return [Problem(m, file=path) for m in _shape_problems("netplan", _quoted_addresses(
-            _COMMENT_LINE.sub("", text)))]
+        shape = _QUOTED_ADDRESS.sub(_QUOTED_PLACEHOLDER, _COMMENT_LINE.sub("", "\n" + text))
+        return [Problem(m, file=path) for m in _shape_problems("netplan", shape[1:])]
     if path.endswith(".nmconnection"):
-        shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", text))
-        return [Problem(m, file=path) for m in _shape_problems("keyfile", shape)]
+        shape = _ANY_ADDRESS.sub(_PLACEHOLDER, _COMMENT_LINE.sub("", "\n" + text))
+        return [Problem(m, file=path) for m in _shape_problems("keyfile", shape[1:])]
     if path.endswith("/sysctl.conf"):
         return [Problem(m, file=path, line=n) for n, m in sysctl_problems(text)]
     return [Problem("host-net produced a file it does not know how to check", file=path)]
@@ -226,24 +308,26 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
 _IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
 _ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
 _PLACEHOLDER = "192.0.2.1"
-_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*\n", re.MULTILINE)
+_COMMENT_LINE = re.compile(r"\n[ \t]*#[^\n]*")
+"""A whole-line comment with the newline before it, on the text with a newline put in front.
+
+Led by a literal character, which the regex engine finds by a fast scan; a
+``^`` under ``re.MULTILINE`` tries a match at every offset, four times slower.
+"""
+_OCTET = r"(?:[3-9]\d?|1\d{0,2}|2(?:[0-4]\d?|5[0-5]?|[6-9])?|0)"
+"""0..255 without leading zeros, each alternative told apart by its first digit (no backtracking between them):
+a third cheaper than :data:`_IPV4`'s octet, and a subset of it, so what it accepts the shape check accepts too."""
+_QUOTED_ADDRESS = re.compile(rf'"{_OCTET}(?:\.{_OCTET}){{3}}(?=[/"])')
+"""The address of every ``"ADDRESS"`` or ``"ADDRESS/..."``: netplan files quote every address (``yaml_str``).
+
+Led by ``"`` for the same fast scan (1.7x cheaper than splitting at quotes
+and matching each piece). Sound even where the quote does not open a
+string: one well-formed dotted quad becomes another, which no check tells
+apart; what follows the ``/`` stays. A malformed address (or one with a
+leading zero) is left as it is, for the shape's check to see.
+"""
+_QUOTED_PLACEHOLDER = f'"{_PLACEHOLDER}'
 _YAML = YAML(typ="safe", pure=True)
-
-
-def _quoted_addresses(text: str) -> str:
-    """``text`` with the address of every ``"ADDRESS"`` or ``"ADDRESS/..."`` made the placeholder.
-
-    Our netplan files quote every address (``yaml_str``), and a scan for ``"``
-    is ten times cheaper than :data:`_ANY_ADDRESS`'s at every offset. Sound
-    even where the quotes do not delimit a string: one well-formed dotted quad
-    becomes another, which no check tells apart; what follows the ``/`` stays.
-    """
-    parts = text.split('"')
-    for n in range(1, len(parts), 2):
-        address, slash, rest = parts[n].partition("/")
-        if _ADDRESS.fullmatch(address):
-            parts[n] = f"{_PLACEHOLDER}{slash}{rest}"
-    return '"'.join(parts)
 
 
 @lru_cache(maxsize=256)
