@@ -61,10 +61,12 @@ from fabgen.plan.model import BgpNeighbor, QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.check import check_eos_config as check_eos_config
+from fabgen.targets.eos.fill import MARK, key_and_values, render_filled, slotted
 from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
-from fabgen.targets.eos.session import render_session, resets, session_path
+from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
+from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -392,13 +394,30 @@ def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
-    """The ``.cfg`` and the configuration session that applies it without touching anything else."""
+    """The ``.cfg`` and the configuration session that applies it without touching anything else.
+
+    Both are rendered once per shape and filled in per switch (:mod:`fabgen.targets.eos.fill`).
+    """
     eos = eos_config(context.plan, switch)
-    cfg = context.env.get_template(TEMPLATE).render(eos=eos)
+    env = context.env
+    key, values = key_and_values(eos)
+
+    def cfg_shape() -> tuple[str, list[str]]:
+        shape, slots = slotted(eos)
+        return env.get_template(TEMPLATE).render(eos=shape), slots
+
+    cfg = render_filled(context, key, values, TEMPLATE, lambda: env.get_template(TEMPLATE).render(eos=eos), cfg_shape)
     prologue = resets([p.name for p in eos.qos_profiles], eos.mmu.name if eos.mmu else None,
                       [i.name for i in eos.ethernet_interfaces] + [eos.loopback.name], eos.router_bgp is not None)
-    return {f"switches/{switch.name}.cfg": cfg,
-            session_path(switch.name): render_session(context.env, eos.title, prologue, cfg)}
+    name, body = session_name(cfg), config_body(cfg)
+
+    def session_shape() -> tuple[str, list[str]]:
+        return render_session_parts(env, f"{MARK}0{MARK}", f"{MARK}1{MARK}", prologue, f"{MARK}2{MARK}"), [
+            eos.title, name, body]
+
+    session = render_filled(context, tuple(prologue), [eos.title, name, body], SESSION_TEMPLATE,
+                            lambda: render_session_parts(env, eos.title, name, prologue, body), session_shape)
+    return {f"switches/{switch.name}.cfg": cfg, session_path(switch.name): session}
 
 
 TARGET = Target(

@@ -92,8 +92,12 @@ def config_body(cfg: str) -> str:
 
 def render_session(env: Environment, title: str, prologue: list[str], cfg: str) -> str:
     """The text of ``switches/NAME.session``: ``prologue`` (from :func:`resets`), then the config ``cfg``."""
-    return env.get_template(TEMPLATE).render(title=title, name=session_name(cfg), resets=prologue,
-                                             body=config_body(cfg))
+    return render_session_parts(env, title, session_name(cfg), prologue, config_body(cfg))
+
+
+def render_session_parts(env: Environment, title: str, name: str, prologue: list[str], body: str) -> str:
+    """:func:`render_session` from its parts: the session's name and the config's body already made."""
+    return env.get_template(TEMPLATE).render(title=title, name=name, resets=prologue, body=body)
 
 
 def split_session(text: str) -> tuple[str, list[str], str]:
