@@ -79,22 +79,34 @@ def _subnet(distinct: list[str]) -> list[str]:
     return out
 
 
-def _passes(*rows: tuple[str, Canon]) -> tuple[tuple[re.Pattern[str], Canon], ...]:
-    """Compiled rows: each pattern's three groups are the context before the value, the value, the context after."""
-    return tuple((re.compile(pattern), canon) for pattern, canon in rows)
+Pass = tuple[re.Pattern[str], Canon, str, str, int]
 
 
+def _passes(*rows: tuple[str, Canon, str, str, int]) -> tuple[Pass, ...]:
+    """Compiled rows: (pattern, canonical tokens, start anchor, end anchor, most matches or 0 for all).
+
+    Each pattern's three groups are the context before the value, the value, the
+    context after. A pass reads the text from the first place its start anchor
+    stands to the first place of its end anchor after that ("" for the whole
+    text, an anchor not found for its end).
+    """
+    return tuple((re.compile(pattern), *rest) for pattern, *rest in rows)  # type: ignore[misc]
+
+
+_BGP = "router bgp "
+"""Where a config's BGP block can begin at the earliest: neighbour lines before it are refused by the grammar."""
+_PORTS = "\ninterface "
 CONFIG_PASSES = _passes(
-    (rf"(description )({_TEXT})(\n)", _numbered(lambda k: f"t{k}")),  # an interface's or a neighbour's
-    (rf"(!!? )({_TEXT})(\n)", _numbered(lambda k: f"c{k}")),  # comments
-    (r"(\nhostname )([A-Za-z0-9][A-Za-z0-9._-]{0,63})(\n)", _numbered(lambda k: f"h{k}")),
-    (rf"(\nrouter bgp )({_ASN})(\n)", _numbered(lambda k: str(k + 1))),
-    (rf"( remote-as )({_ASN})(\n)", _numbered(lambda k: str(k + 1))),
-    (rf"(neighbor )({_IP})( )", _numbered(_ip)),
-    (rf"(router-id )({_IP})(\n)", _numbered(_ip)),
-    (rf"(ip address )({_IP})(/3[12]\n)", _numbered(_ip)),
-    (rf"(network )({_IP})(/3[12]\n)", _network),
-    (rf"(ip address )({_IP}/(?:[0-9]|[12][0-9]|30))(\n)", _subnet),
+    (rf"(description )({_TEXT})(\n)", _numbered(lambda k: f"t{k}"), _PORTS, "", 0),  # a port's or a neighbour's
+    (rf"(!!? )({_TEXT})(\n)", _numbered(lambda k: f"c{k}"), "", _PORTS, 0),  # comments, all above the ports
+    (r"(\nhostname )([A-Za-z0-9][A-Za-z0-9._-]{0,63})(\n)", _numbered(lambda k: f"h{k}"), "", "", 1),
+    (rf"(ip address )({_IP})(/3[12]\n)", _numbered(_ip), _PORTS, _BGP, 0),
+    (rf"(ip address )({_IP}/(?:[0-9]|[12][0-9]|30))(\n)", _subnet, "\ninterface Management", _BGP, 0),
+    (rf"(\nrouter bgp )({_ASN})(\n)", _numbered(lambda k: str(k + 1)), "\nrouter bgp ", "", 1),
+    (rf"( remote-as )({_ASN})(\n)", _numbered(lambda k: str(k + 1)), _BGP, "", 0),
+    (rf"(neighbor )({_IP})( )", _numbered(_ip), _BGP, "", 0),
+    (rf"(router-id )({_IP})(\n)", _numbered(_ip), _BGP, "", 1),
+    (rf"(network )({_IP})(/3[12]\n)", _network, _BGP, "", 0),
 )
 """Each pass renames one type of per-switch value in the contexts the grammar reads it in.
 
@@ -102,19 +114,31 @@ Why per context and not per type: values of different contexts are never compare
 by a rule except through a repeated line (and a false repeat only fails the
 shape, which sends the text through the full check). The one comparison that
 must be exact is the neighbour address of the BGP rules, and every neighbour
-line puts it right after ``neighbor ``, so one pass renames all of them alike.
+line the grammar accepts stands in a ``router bgp`` block and puts the address
+right after ``neighbor ``, so one pass from the first ``router bgp `` renames
+all of them alike. A value a pass does not reach (outside its anchor's part)
+stays as it is, which can only make a shape differ, never pass.
 """
-SESSION_PASSES = _passes((r"( )(fabgen-[0-9a-f]{12})([ \n])", _numbered(lambda k: f"fabgen-{k:012x}")),
-                         *((p.pattern, canon) for p, canon in CONFIG_PASSES))
-"""A session's own lines add its name (its check: ``fabgen-`` and 12 hex)."""
+_NAME_PASS: Pass = (re.compile(r"( )(fabgen-[0-9a-f]{12})([ \n])"), _numbered(lambda k: f"fabgen-{k:012x}"), "", "", 0)
+SESSION_PASSES = (_NAME_PASS, *CONFIG_PASSES)
+"""A whole session: its own lines add its name (its check: ``fabgen-`` and 12 hex)."""
+AROUND_PASSES = (_NAME_PASS, (CONFIG_PASSES[1][0], CONFIG_PASSES[1][1], "", "", 0))
+"""The session's lines around its config (comments, its name, resets), when they hold no ``neighbor``."""
 
 
-def shape(text: str, passes: tuple[tuple[re.Pattern[str], Canon], ...] = CONFIG_PASSES) -> str:
+def shape(text: str, passes: tuple[Pass, ...] = CONFIG_PASSES) -> str:
     """``text`` with its per-switch values renamed canonically (see the module's docstring)."""
-    for pattern, canon in passes:
-        parts = pattern.split(text)
+    for pattern, canon, begin, until, most in passes:
+        start = text.find(begin) if begin else 0
+        if start < 0:
+            continue
+        end = text.find(until, start) if until else -1
+        end = len(text) if end < 0 else end
+        parts = pattern.split(text[start:end], most)
         if len(parts) == 1:
             continue
+        parts[0] = text[:start] + parts[0]
+        parts[-1] += text[end:]
         tokens = parts[2::4]
         distinct = list(dict.fromkeys(tokens))
         mapping = dict(zip(distinct, canon(distinct), strict=True))
@@ -133,7 +157,9 @@ class ShapeVerdicts:
     and an epilogue of its own. When the ``.cfg`` was the text checked last, the
     session's shape is that config's shape between the shapes of its own lines:
     the session check compares its prologue with the body's section headers
-    only, which renaming leaves as they are.
+    only, which renaming leaves as they are. Lines around the config that hold
+    ``neighbor`` would join the BGP block the rules read, so such a session is
+    shaped as one text (one numbering of neighbour addresses).
     """
 
     LIMIT = 256
@@ -149,11 +175,11 @@ class ShapeVerdicts:
         if kind == ".session":
             body, body_shape = self._last
             at = text.find(body) if body else -1
-            if at < 0:
+            head, tail = (text[:at], text[at + len(body):]) if at >= 0 else ("", "")
+            if at < 0 or "neighbor " in head or "neighbor " in tail:  # the BGP rules must see one numbering
                 key = (kind, shape(text, SESSION_PASSES))
             else:
-                key = (kind, shape(text[:at], SESSION_PASSES) + body_shape
-                       + shape(text[at + len(body):], SESSION_PASSES))
+                key = (kind, shape(head, AROUND_PASSES) + body_shape + shape(tail, AROUND_PASSES))
         else:
             key = (kind, shape(text))
             if text.endswith(END) and key[1].endswith(END):

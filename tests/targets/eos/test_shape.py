@@ -112,3 +112,17 @@ def test_random_edits_get_the_full_checks_answer() -> None:
         assert check.check_eos_config(path, text) == full, (path, at, edit, char)
         found += bool(full)
     assert found > 300  # most edits break something: the test exercises the failing path, not only clean ones
+
+
+def test_a_neighbour_line_around_a_sessions_config_is_numbered_with_it() -> None:
+    """A session whose own lines hold ``neighbor`` is shaped as one text: the BGP rules compare across it."""
+    fleet = _fleet(2)
+    for name, cfg, session in fleet:
+        assert check.check_eos_config(f"{name}.cfg", cfg) == []
+        assert check.check_eos_config(f"{name}.session", session) == []
+    name, cfg, session = fleet[1]
+    check.check_eos_config(f"{name}.cfg", cfg)
+    broken = session.replace("show session-config diffs", "   neighbor 10.7.7.7 bfd\nshow session-config diffs")
+    full = check.full_check(f"{name}.session", broken)
+    assert full
+    assert check.check_eos_config(f"{name}.session", broken) == full
