@@ -128,12 +128,17 @@ def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str
                   render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]) -> str:
     """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full."""
     shapes: dict[tuple[str, tuple[Any, ...]], Split | None] = context.cache.setdefault("eos-shapes", {})
-    if not shipped(context) or MARK in "".join(values):
+    if not shipped(context):
         return render()
     cache_key = (name, key)
     if cache_key in shapes:
         pieces = shapes[cache_key]
-        return render() if pieces is None else fill(pieces, values)
+        if pieces is None:
+            return render()
+        text = fill(pieces, values)
+        return render() if MARK in text else text  # a value held the marker: its pieces may be misplaced
+    if MARK in "".join(values):
+        return render()
     text = render()
     shape_text, slots = render_shape()
     pieces = split(shape_text)

@@ -85,8 +85,9 @@ Pass = tuple[re.Pattern[str], Canon, str, str, int]
 def _passes(*rows: tuple[str, Canon, str, str, int]) -> tuple[Pass, ...]:
     """Compiled rows: (pattern, canonical tokens, start anchor, end anchor, most matches or 0 for all).
 
-    Each pattern's three groups are the context before the value, the value, the
-    context after. A pass reads the text from the first place its start anchor
+    A pattern of one group is a literal (its value's context before, which the
+    pass writes back), the value, and a lookahead; one of three groups holds the
+    context before, the value and the context after. A pass reads the text from the first place its start anchor
     stands to the first place of its end anchor after that ("" for the whole
     text, an anchor not found for its end).
     """
@@ -97,16 +98,16 @@ _BGP = "router bgp "
 """Where a config's BGP block can begin at the earliest: neighbour lines before it are refused by the grammar."""
 _PORTS = "\ninterface "
 CONFIG_PASSES = _passes(
-    (rf"(description )({_TEXT})(\n)", _numbered(lambda k: f"t{k}"), _PORTS, "", 0),  # a port's or a neighbour's
+    (rf"description ({_TEXT})(?=\n)", _numbered(lambda k: f"t{k}"), _PORTS, "", 0),  # a port's or a neighbour's
     (rf"(!!? )({_TEXT})(\n)", _numbered(lambda k: f"c{k}"), "", _PORTS, 0),  # comments, all above the ports
-    (r"(\nhostname )([A-Za-z0-9][A-Za-z0-9._-]{0,63})(\n)", _numbered(lambda k: f"h{k}"), "", "", 1),
-    (rf"(ip address )({_IP})(/3[12]\n)", _numbered(_ip), _PORTS, _BGP, 0),
-    (rf"(ip address )({_IP}/(?:[0-9]|[12][0-9]|30))(\n)", _subnet, "\ninterface Management", _BGP, 0),
-    (rf"(\nrouter bgp )({_ASN})(\n)", _numbered(lambda k: str(k + 1)), "\nrouter bgp ", "", 1),
-    (rf"( remote-as )({_ASN})(\n)", _numbered(lambda k: str(k + 1)), _BGP, "", 0),
-    (rf"(neighbor )({_IP})( )", _numbered(_ip), _BGP, "", 0),
-    (rf"(router-id )({_IP})(\n)", _numbered(_ip), _BGP, "", 1),
-    (rf"(network )({_IP})(/3[12]\n)", _network, _BGP, "", 0),
+    (r"\nhostname ([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?=\n)", _numbered(lambda k: f"h{k}"), "", "", 1),
+    (rf"ip address ({_IP})(?=/3[12]\n)", _numbered(_ip), _PORTS, _BGP, 0),
+    (rf"ip address ({_IP}/(?:[0-9]|[12][0-9]|30))(?=\n)", _subnet, "\ninterface Management", _BGP, 0),
+    (rf"\nrouter bgp ({_ASN})(?=\n)", _numbered(lambda k: str(k + 1)), "\nrouter bgp ", "", 1),
+    (rf" remote-as ({_ASN})(?=\n)", _numbered(lambda k: str(k + 1)), _BGP, "", 0),
+    (rf"neighbor ({_IP})(?= )", _numbered(_ip), _BGP, "", 0),
+    (rf"router-id ({_IP})(?=\n)", _numbered(_ip), _BGP, "", 1),
+    (rf"network ({_IP})(?=/3[12]\n)", _network, _BGP, "", 0),
 )
 """Each pass renames one type of per-switch value in the contexts the grammar reads it in.
 
@@ -119,11 +120,16 @@ right after ``neighbor ``, so one pass from the first ``router bgp `` renames
 all of them alike. A value a pass does not reach (outside its anchor's part)
 stays as it is, which can only make a shape differ, never pass.
 """
-_NAME_PASS: Pass = (re.compile(r"( )(fabgen-[0-9a-f]{12})([ \n])"), _numbered(lambda k: f"fabgen-{k:012x}"), "", "", 0)
+_NAME_PASS: Pass = (re.compile(r" (fabgen-[0-9a-f]{12})(?=[ \n])"), _numbered(lambda k: f"fabgen-{k:012x}"), "", "", 0)
 SESSION_PASSES = (_NAME_PASS, *CONFIG_PASSES)
 """A whole session: its own lines add its name (its check: ``fabgen-`` and 12 hex)."""
 AROUND_PASSES = (_NAME_PASS, (CONFIG_PASSES[1][0], CONFIG_PASSES[1][1], "", "", 0))
 """The session's lines around its config (comments, its name, resets), when they hold no ``neighbor``."""
+
+
+_LITERAL = {pattern: pattern.pattern.partition("(")[0].replace("\\n", "\n")
+            for pattern, *_ in (_NAME_PASS, *CONFIG_PASSES) if pattern.groups == 1}
+"""The literal a one-group pattern starts with (the context its split drops)."""
 
 
 def shape(text: str, passes: tuple[Pass, ...] = CONFIG_PASSES) -> str:
@@ -139,10 +145,17 @@ def shape(text: str, passes: tuple[Pass, ...] = CONFIG_PASSES) -> str:
             continue
         parts[0] = text[:start] + parts[0]
         parts[-1] += text[end:]
-        tokens = parts[2::4]
-        distinct = list(dict.fromkeys(tokens))
-        mapping = dict(zip(distinct, canon(distinct), strict=True))
-        parts[2::4] = map(mapping.__getitem__, tokens)
+        if pattern.groups == 1:  # fewer parts per match: the literal before the value is put back with it
+            tokens = parts[1::2]
+            before = _LITERAL[pattern]
+            distinct = list(dict.fromkeys(tokens))
+            mapping = dict(zip(distinct, [before + c for c in canon(distinct)], strict=True))
+            parts[1::2] = map(mapping.__getitem__, tokens)
+        else:
+            tokens = parts[2::4]
+            distinct = list(dict.fromkeys(tokens))
+            mapping = dict(zip(distinct, canon(distinct), strict=True))
+            parts[2::4] = map(mapping.__getitem__, tokens)
         text = "".join(parts)
     return text
 
