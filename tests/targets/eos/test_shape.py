@@ -126,3 +126,21 @@ def test_a_neighbour_line_around_a_sessions_config_is_numbered_with_it() -> None
     full = check.full_check(f"{name}.session", broken)
     assert full
     assert check.check_eos_config(f"{name}.session", broken) == full
+
+
+@pytest.mark.parametrize("fault", ["! fabgen:\tx", "! what?", "!  trailing ", "configure terminal"])
+def test_a_sessions_own_lines_are_checked(fault: str) -> None:
+    """The lines around the config (title, how to commit) are checked too, by either path."""
+    fleet = _fleet(2)
+    for name, cfg, session in fleet:
+        check.check_eos_config(f"{name}.cfg", cfg)
+        assert check.check_eos_config(f"{name}.session", session) == []
+    name, cfg, session = fleet[1]
+    for at in (0, -2):  # the first line (the title) and the last comment before 'end'
+        lines = session.split("\n")
+        lines[at - 1 if at < 0 else at] = fault
+        broken = "\n".join(lines)
+        check.check_eos_config(f"{name}.cfg", cfg)
+        full = check.full_check(f"{name}.session", broken)
+        assert full, broken
+        assert check.check_eos_config(f"{name}.session", broken) == full
