@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fabgen.plan import FabricPlan
 from fabgen.targets.eos.config import eos_config
+from fabgen.targets.eos.session import resets, session_name, session_path
 
 
 def _config(c) -> str:  # type: ignore[no-untyped-def]
@@ -44,6 +45,10 @@ def _config(c) -> str:  # type: ignore[no-untyped-def]
             f"priority-flow-control pause watchdog default polling-interval {d.polling_interval}"]
     if d.action:
         out.append(f"priority-flow-control pause watchdog action {d.action}")
+    out += ["!", f"! {c.mmu_note}"]
+    if c.mmu:
+        out += [f"platform trident mmu queue profile {c.mmu.name}", f"   ingress headroom bytes {c.mmu.headroom_bytes}",
+                "!", f"platform trident mmu queue profile {c.mmu.name} apply"]
     lb = c.load_balance
     if lb.notes or lb.sand_profile:
         out.append("!")
@@ -87,6 +92,29 @@ def _config(c) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(out) + "\n"
 
 
+def _session(c, cfg: str) -> str:  # type: ignore[no-untyped-def]
+    name = session_name(cfg)
+    prologue = resets([p.name for p in c.qos_profiles], c.mmu.name if c.mmu else None,
+                      [i.name for i in c.ethernet_interfaces] + [c.loopback.name], c.router_bgp is not None)
+    head = [f"! fabgen: {c.title}",
+            "! apply path: a configuration session. It starts from the running config, so every line fabgen does",
+            "! not write stays as it is; each section fabgen owns is reset below, then written again from the .cfg.",
+            "! Nothing changes until the session is committed (see the end of this file).",
+            f"configure session {name}", *prologue]
+    tail = ["show session-config diffs",
+            "! Review the diff above. Nothing is committed yet. To apply with an automatic rollback:",
+            f"!   configure session {name}", "!   commit timer 00:10:00",
+            "! then confirm before the timer ends, once the switch is still reachable:",
+            f"!   configure session {name} commit", f"! or discard it: configure session {name} abort", "end"]
+    return "\n".join(head) + "\n" + cfg[:-len("end\n")] + "\n".join(tail) + "\n"
+
+
 def floor_files(plan: FabricPlan) -> dict[str, str]:
-    """``{switches/NAME.cfg: text}`` for every EOS switch, like the ``eos`` target (without its output check)."""
-    return {f"switches/{s.name}.cfg": _config(eos_config(plan, s)) for s in plan.switches if s.os == "eos"}
+    """``switches/NAME.cfg`` and ``.session`` for every EOS switch, like the ``eos`` target (without its checks)."""
+    files = {}
+    for s in plan.switches:
+        if s.os == "eos":
+            c = eos_config(plan, s)
+            cfg = files[f"switches/{s.name}.cfg"] = _config(c)
+            files[session_path(s.name)] = _session(c, cfg)
+    return dict(sorted(files.items()))

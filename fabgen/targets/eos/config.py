@@ -52,18 +52,21 @@ import hashlib
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from jinja2 import Environment
 
 from fabgen.plan import FabricPlan, Switch
-from fabgen.plan.model import QosIntent, WatchdogIntent
+from fabgen.plan.model import BgpNeighbor, QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.check import check_eos_config as check_eos_config
+from fabgen.targets.eos.fill import MARK, key_and_values, render_filled, slotted
 from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.parse import parse_eos_qos
-from fabgen.targets.eos.session import render_session, resets, session_path
+from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
+from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION
 
 TEMPLATE = "eos/switch.cfg.j2"
@@ -78,6 +81,9 @@ WATCHDOG_ACTIONS = {"drop": "drop"}
 """Plan action -> EOS action. EOS has drop, notify-only and errdisable; nothing forwards a stuck queue."""
 SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
 """Anything outside this set is replaced in free text (descriptions, comments)."""
+_CLEAN_TEXT = re.compile(r"[A-Za-z0-9._,:/()@+=#-]+(?: [A-Za-z0-9._,:/()@+=#-]+)*")
+"""Text :func:`config_text` would return unchanged (safe characters, single inner spaces)."""
+_DOTTED_QUAD = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
 
 
 # -- the structured config the templates print ------------------------------------------
@@ -223,6 +229,8 @@ def config_text(value: str, limit: int = MAX_DESCRIPTION) -> str:
     The spec already restricts names and descriptions; this is the second lock,
     so a template or plan change can never let a value start a new command.
     """
+    if len(value) <= limit and _CLEAN_TEXT.fullmatch(value):  # most text: nothing to replace, one C-level match
+        return value
     cleaned = SAFE_TEXT.sub("_", value)
     return " ".join(cleaned.split())[:limit].rstrip()
 
@@ -255,9 +263,21 @@ def has_dlb(switch: Switch) -> bool:
     return features(switch.model, switch.asic)[1]
 
 
+@lru_cache(maxsize=1 << 16)
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers."""
+    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers.
+
+    Memoised: every switch of a tier has the same port names.
+    """
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
+
+
+def _by_address(neighbors: tuple[BgpNeighbor, ...]) -> list[BgpNeighbor]:
+    """Sorted as :func:`natural_key` sorts the addresses; for dotted quads (all of them, in practice) that is
+    the order of their four numbers, without a key of seven pairs per neighbour."""
+    if all(_DOTTED_QUAD.fullmatch(n.address) for n in neighbors):
+        return sorted(neighbors, key=lambda n: tuple(map(int, n.address.split("."))))
+    return sorted(neighbors, key=lambda n: natural_key(n.address))
 
 
 def _dscp_maps(qos: QosIntent) -> tuple[DscpMap, ...]:
@@ -315,7 +335,7 @@ def _router_bgp(switch: Switch) -> RouterBgp | None:
     timers = (bgp.keepalive, bgp.hold) if bgp.keepalive is not None and bgp.hold is not None else None
     # Sorted by address, numerically: EOS shows them so, and AVD renders them so (natural sort on ip_address).
     neighbors = tuple(BgpNeighborConfig(n.address, n.remote_asn, config_text(n.description), bfd)
-                      for n in sorted(bgp.neighbors, key=lambda n: natural_key(n.address)))
+                      for n in _by_address(bgp.neighbors))
     return RouterBgp(bgp.asn, bgp.router_id, timers, bgp.maximum_paths, bgp.multipath_relax, neighbors,
                      bgp.networks)
 
@@ -374,13 +394,30 @@ def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
-    """The ``.cfg`` and the configuration session that applies it without touching anything else."""
+    """The ``.cfg`` and the configuration session that applies it without touching anything else.
+
+    Both are rendered once per shape and filled in per switch (:mod:`fabgen.targets.eos.fill`).
+    """
     eos = eos_config(context.plan, switch)
-    cfg = context.env.get_template(TEMPLATE).render(eos=eos)
+    env = context.env
+    key, values = key_and_values(eos)
+
+    def cfg_shape() -> tuple[str, list[str]]:
+        shape, slots = slotted(eos)
+        return env.get_template(TEMPLATE).render(eos=shape), slots
+
+    cfg = render_filled(context, key, values, TEMPLATE, lambda: env.get_template(TEMPLATE).render(eos=eos), cfg_shape)
     prologue = resets([p.name for p in eos.qos_profiles], eos.mmu.name if eos.mmu else None,
                       [i.name for i in eos.ethernet_interfaces] + [eos.loopback.name], eos.router_bgp is not None)
-    return {f"switches/{switch.name}.cfg": cfg,
-            session_path(switch.name): render_session(context.env, eos.title, prologue, cfg)}
+    name, body = session_name(cfg), config_body(cfg)
+
+    def session_shape() -> tuple[str, list[str]]:
+        return render_session_parts(env, f"{MARK}0{MARK}", f"{MARK}1{MARK}", prologue, f"{MARK}2{MARK}"), [
+            eos.title, name, body]
+
+    session = render_filled(context, tuple(prologue), [eos.title, name, body], SESSION_TEMPLATE,
+                            lambda: render_session_parts(env, eos.title, name, prologue, body), session_shape)
+    return {f"switches/{switch.name}.cfg": cfg, session_path(switch.name): session}
 
 
 TARGET = Target(

@@ -38,6 +38,7 @@ and scaled by the speed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import ceil
 
 from fabgen.plan import Switch
@@ -74,8 +75,12 @@ def _bound(table: dict[int, int], speed: int) -> int:
     return ceil(table[top] * speed / top)
 
 
+@lru_cache(maxsize=4096)
 def headroom_bytes(speed: int, cable_m: int, mtu: int) -> int:
-    """Bytes a lossless ingress port needs after it sends PAUSE, at ``speed`` Gb/s over ``cable_m`` metres."""
+    """Bytes a lossless ingress port needs after it sends PAUSE, at ``speed`` Gb/s over ``cable_m`` metres.
+
+    Memoised: a fabric has a few speeds and cable lengths, and every port of every switch asks.
+    """
     bits = (2 * (mtu + FRAME_OVERHEAD) * 8 + PAUSE_BT + 2 * _bound(INTERFACE_BT, speed)
             + 2 * cable_m * NS_PER_METRE * speed + _bound(RESPONSE_BT, speed))
     return ceil(bits / 8)

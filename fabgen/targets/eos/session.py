@@ -44,7 +44,7 @@ import re
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
-from fabgen.targets.eos.syntax import checked_text
+from fabgen.targets.eos.syntax import SyntaxIssue, _lexical, _text_issue, checked_text
 
 if TYPE_CHECKING:  # annotations only: the cached one-device path re-runs check_session without Jinja2
     from jinja2 import Environment
@@ -92,8 +92,12 @@ def config_body(cfg: str) -> str:
 
 def render_session(env: Environment, title: str, prologue: list[str], cfg: str) -> str:
     """The text of ``switches/NAME.session``: ``prologue`` (from :func:`resets`), then the config ``cfg``."""
-    return env.get_template(TEMPLATE).render(title=title, name=session_name(cfg), resets=prologue,
-                                             body=config_body(cfg))
+    return render_session_parts(env, title, session_name(cfg), prologue, config_body(cfg))
+
+
+def render_session_parts(env: Environment, title: str, name: str, prologue: list[str], body: str) -> str:
+    """:func:`render_session` from its parts: the session's name and the config's body already made."""
+    return env.get_template(TEMPLATE).render(title=title, name=name, resets=prologue, body=body)
 
 
 def split_session(text: str) -> tuple[str, list[str], str]:
@@ -131,6 +135,7 @@ def check_session(path: str, text: str) -> list[Problem]:
     last = body.count("\n") - 1  # the restored 'end' is not in the file
     problems += [Problem(i.message, file=path, line=i.line + offset, col=i.col) for i in checked_text(body)
                  if i.line <= last]
+    problems += _around_problems(path, text)
     headers = {line for line in body.splitlines() if not line.startswith((" ", "!"))}
     for line in prologue:
         if line.startswith("default interface Management"):
@@ -140,4 +145,22 @@ def check_session(path: str, text: str) -> list[Problem]:
         section = next(m[1] if header is None else header for r, header in _RESETS if (m := r.fullmatch(line)))
         if section not in headers and not (section.endswith(" ") and any(h.startswith(section) for h in headers)):
             problems.append(Problem(f"'{line}' resets a section the session does not write again", file=path))
+    return problems
+
+
+def _around_problems(path: str, text: str) -> list[Problem]:
+    """The session's own lines before ``configure session`` and after the review: ``! text`` comments, then
+    ``end`` last; each one lexically clean (printable ASCII, no trailing space), as the body's lines are."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(BEGIN))
+    review = len(lines) - 1 - lines[::-1].index(REVIEW)
+    problems = []
+    for index in [*range(start), *range(review + 1, len(lines))]:
+        line, number = lines[index], index + 1
+        issue = _lexical(number, line)
+        if issue is None and not (line == "end" and index == len(lines) - 1):
+            issue = (_text_issue(number, 3, line[2:]) if line.startswith("! ") else
+                     SyntaxIssue(number, 1, "a session's own lines are '! text' comments and a final 'end'"))
+        if issue is not None:
+            problems.append(Problem(issue.message, file=path, line=issue.line, col=issue.col))
     return problems

@@ -1,0 +1,146 @@
+"""Render each distinct shape of EOS config once, then fill every switch's own values in.
+
+Why: the switches of a tier differ only in names, addresses, ASNs and
+descriptions; Jinja2 walking 64 interface blocks and 32 neighbours per switch
+costs several times the bytes it produces. The templates stay the source of
+truth: a shape is the :class:`~fabgen.targets.eos.config.EosConfig` with every
+per-switch value replaced by a numbered sentinel, rendered by the same
+templates, split at the sentinels; a switch's text is the join of the pieces
+with its values. That equals rendering only when the templates print those
+values as they are (no filter, no test on them, no autoescape), which holds for
+fabgen's own EOS templates and nothing else, so:
+
+* a user overlay of any ``eos/`` template renders every switch in full;
+* a value holding the sentinel's marker character renders in full;
+* the values that steer a template (an empty description, a shut port, the
+  number of networks, BFD on or off) are in the shape's key, not slotted;
+* the first switch of each shape is also rendered in full and must equal its
+  filled-in text, else that shape renders in full for every switch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from fabgen._resources import resource_dir
+from fabgen.targets.base import RenderContext
+
+if TYPE_CHECKING:  # config.py renders through this module
+    from fabgen.targets.eos.config import EosConfig
+
+MARK = "\x00"
+_SENTINEL = re.compile(MARK + r"(\d+)" + MARK)
+Split = tuple[list[str], list[int]]
+"""A shape's text between sentinels, and the value index of each sentinel."""
+
+
+def shipped(context: RenderContext) -> bool:
+    """Every ``eos/`` template the environment finds is fabgen's own (an overlay may compute on a value)."""
+    verdict: bool | None = context.cache.get("eos-shipped")
+    if verdict is None:
+        folder = resource_dir("templates") / "eos"
+        verdict = context.cache["eos-shipped"] = all(
+            Path(context.env.get_template(f"eos/{path.name}").filename or "").resolve() == path.resolve()
+            for path in folder.glob("*.j2"))
+    return verdict
+
+
+def key_and_values(eos: EosConfig) -> tuple[tuple[Any, ...], list[str]]:
+    """What makes two configs one shape, and the values :func:`slotted` replaces, in its order."""
+    values = [eos.title, eos.hostname, eos.mmu_note]
+    key: list[Any] = [eos.notes, eos.dscp_maps, eos.tx_queue_maps, eos.qos_profiles, eos.watchdog_defaults,
+                      eos.load_balance, eos.loopback.name, eos.mmu.name if eos.mmu else None]
+    if eos.mmu:
+        values.append(str(eos.mmu.headroom_bytes))
+    for i in eos.ethernet_interfaces:
+        key.append((i.name, bool(i.description), i.mtu, i.speed, i.service_profile, i.shutdown))
+        if i.description:
+            values.append(i.description)
+        values.append(i.address)
+    values.append(eos.loopback.address)
+    key.append(eos.management.name if eos.management else None)
+    if eos.management:
+        values.append(eos.management.address)
+    bgp = eos.router_bgp
+    if bgp:
+        key.append((bgp.timers, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks)))
+        values += [str(bgp.asn), bgp.router_id]
+        for n in bgp.neighbors:
+            key.append((n.bfd, bool(n.description)))
+            values += [n.address, str(n.remote_as)]
+            if n.description:
+                values.append(n.description)
+        values += bgp.networks
+    else:
+        key.append(None)
+    return tuple(key), values
+
+
+def slotted(eos: EosConfig) -> tuple[EosConfig, list[str]]:
+    """``eos`` with each value of :func:`key_and_values` replaced by its sentinel, and those values."""
+    values: list[str] = []
+
+    def slot(value: object) -> str:
+        values.append(str(value))
+        return f"{MARK}{len(values) - 1}{MARK}"
+
+    def number(value: int) -> int:
+        """A sentinel where a template prints a number (it only prints it, so a string serves)."""
+        return cast(int, slot(value))
+
+    shape = replace(eos, title=slot(eos.title), hostname=slot(eos.hostname), mmu_note=slot(eos.mmu_note))
+    if eos.mmu:
+        shape = replace(shape, mmu=replace(eos.mmu, headroom_bytes=number(eos.mmu.headroom_bytes)))
+    shape = replace(shape, ethernet_interfaces=tuple(
+        replace(i, description=i.description and slot(i.description), address=slot(i.address))
+        for i in eos.ethernet_interfaces))
+    shape = replace(shape, loopback=replace(eos.loopback, address=slot(eos.loopback.address)))
+    if eos.management:
+        shape = replace(shape, management=replace(eos.management, address=slot(eos.management.address)))
+    bgp = eos.router_bgp
+    if bgp:
+        asn, router_id = number(bgp.asn), slot(bgp.router_id)
+        neighbors = tuple(replace(n, address=slot(n.address), remote_as=number(n.remote_as),
+                                  description=n.description and slot(n.description)) for n in bgp.neighbors)
+        shape = replace(shape, router_bgp=replace(bgp, asn=asn, router_id=router_id, neighbors=neighbors,
+                                                  networks=tuple(slot(p) for p in bgp.networks)))
+    return shape, values
+
+
+def split(text: str) -> Split:
+    parts = _SENTINEL.split(text)
+    return parts[0::2], [int(n) for n in parts[1::2]]
+
+
+def fill(pieces: Split, values: list[str]) -> str:
+    texts, order = pieces
+    out = [""] * (len(texts) + len(order))  # the shape's text at even places, values at odd ones
+    out[0::2] = texts
+    out[1::2] = map(values.__getitem__, order)
+    return "".join(out)
+
+
+def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str], name: str,
+                  render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]) -> str:
+    """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full."""
+    shapes: dict[tuple[str, tuple[Any, ...]], Split | None] = context.cache.setdefault("eos-shapes", {})
+    if not shipped(context):
+        return render()
+    cache_key = (name, key)
+    if cache_key in shapes:
+        pieces = shapes[cache_key]
+        if pieces is None:
+            return render()
+        text = fill(pieces, values)
+        return render() if MARK in text else text  # a value held the marker: its pieces may be misplaced
+    if MARK in "".join(values):
+        return render()
+    text = render()
+    shape_text, slots = render_shape()
+    pieces = split(shape_text)
+    shapes[cache_key] = pieces if slots == values and fill(pieces, values) == text else None
+    return text
