@@ -9,6 +9,7 @@ fabgen wrote; anything else in the directory is the operator's and is kept.
 
 from __future__ import annotations
 
+import array
 import difflib
 import glob
 import hashlib
@@ -17,6 +18,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -246,6 +248,7 @@ class TreeWriter:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the output is an ordinary directory
+        spread_subdirectories(self._base)
         self._dirs: set[str] = {""}
         self._real_dirs: dict[str, bool] = {}
 
@@ -289,6 +292,8 @@ class TreeWriter:
             except FileExistsError:
                 if not os.path.isdir(f"{self._base}/{part}"):
                     raise
+            if "/" not in part:  # hosts/: one directory per host below it
+                spread_subdirectories(f"{self._base}/{part}")
             self._dirs.add(part)
 
     def finish(self) -> WriteResult:
@@ -330,6 +335,41 @@ class TreeWriter:
         """Drop the temporary tree; the old one was never touched."""
         if self.tmp.exists():
             _quietly_remove(self.tmp)
+
+
+_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000
+
+
+def spread_subdirectories(path: str) -> None:
+    """Mark ``path`` as a top of a hierarchy (``chattr +T``) so ext4 puts its subdirectories in different groups.
+
+    On ext4 without a journal, creating a file skips every inode of its block
+    group freed in the last 60 to 300 s (``recently_deleted`` in the kernel's
+    ``ialloc.c``), rescanning them from the group's start for each new file:
+    writing a 24k tree right after an old one was removed (a re-run into a fresh
+    directory, the swap's own removal of the previous tree) spent 9 to 16 s of
+    system time there, against about 1.3 s with its host directories spread
+    over many groups. The flag is only an allocation hint; where the
+    filesystem has no such flag (tmpfs, XFS, macOS) nothing changes.
+    """
+    if sys.platform != "linux":
+        return
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        flags = array.array("i", [0])  # the kernel reads and writes an int
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
+        if not flags[0] & _FS_TOPDIR_FL:
+            flags[0] |= _FS_TOPDIR_FL
+            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags)
+    except OSError:
+        pass  # no such flag here, or not allowed: only slower on ext4
+    finally:
+        os.close(fd)
 
 
 def _write_new(dest: str, data: bytes) -> None:
