@@ -187,3 +187,19 @@ def test_top_level_directories_spread_their_subdirectories(tmp_path: Path) -> No
     assert all((_flags(d) or 0) & 0x00020000 for d in (out, out / "hosts"))
     host_dir = next(d for d in (out / "hosts").iterdir() if d.is_dir())
     assert not (_flags(host_dir) or 0) & 0x00020000
+
+
+@pytest.mark.parametrize("entries, meta", [
+    ({}, {"fabgen_version": "x"}),
+    ({"a/\u00e9.txt": {"sha256": "ab", "bytes": 3, "target": 't"x', "device": "d\n"},
+      "b": {"sha256": "s", "bytes": True, "target": "t", "device": "d"},
+      "c": {"sha256": "s", "extra": [1, {"x": 2}], "target": "t", "device": "d"}},
+     {"fabgen_version": "1", "cluster": 'a\n  "files": 0', "spec_sha256": "z"}),
+])
+def test_manifest_is_json_dumps_byte_for_byte(entries: dict[str, dict[str, object]], meta: dict[str, object]) -> None:
+    """The hand-printed manifest equals the indented ``json.dumps`` it replaces, odd kept entries and names included."""
+    from fabgen.writer import _manifest_bytes
+
+    expected = json.dumps({"generator": "fabgen", **meta, "files": dict(sorted(entries.items()))},
+                          indent=2, sort_keys=True) + "\n"
+    assert _manifest_bytes(entries, meta) == expected.encode()
