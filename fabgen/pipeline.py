@@ -7,18 +7,20 @@ inputs are never mutated. :mod:`fabgen` re-exports them as the public API.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabgen._gc import paused_gc
 from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
 from fabgen.spec import ClusterSpec, validate_spec
-from fabgen.writer import Drift, WriteResult, check_tree, write_tree
+from fabgen.writer import Drift, TreeWriter, WriteResult, check_tree, write_tree
 
 if TYPE_CHECKING:
     from fabgen.lint.finding import Finding
+    from fabgen.targets.render import Rendered
 
 from fabgen._version import __version__ as __version__
 
@@ -79,7 +81,7 @@ def generate(
     from fabgen.bounded import jobs_problem
     from fabgen.progress import stage
     from fabgen.targets.registry import device_matches, select_targets
-    from fabgen.targets.render import render_files
+    from fabgen.targets.render import render_files, render_stream
 
     problem = jobs_problem(jobs)
     if problem:
@@ -87,22 +89,52 @@ def generate(
     stage("planning")
     fabric = plan_fabric(spec)
     stage(f"rendering {len(fabric.switches):,} switches, {len(fabric.hosts):,} hosts")
-    files, owners = render_files(fabric, targets, devices, templates, jobs=jobs)
-    stage(f"{'comparing' if check else 'writing'} {len(files):,} files")
     chosen = {t.name for t in select_targets(targets)}
 
     def in_scope(owner: tuple[str, str]) -> bool:
         return owner[0] in chosen and device_matches(owner[1], devices)
 
+    partial = bool(targets) or bool(devices)
+    if check:
+        files, _ = render_files(fabric, targets, devices, templates, jobs=jobs)
+        stage(f"comparing {len(files):,} files")
+        _require_devices(fabric, devices, out_dir)
+        return check_tree(files, out_dir, in_scope=in_scope if partial else None)
+    meta = {"fabgen_version": __version__, "spec_sha256": spec_digest(spec), "cluster": spec.cluster.name}
+    return _stream_write(render_stream(fabric, targets, devices, templates, jobs=jobs),
+                         TreeWriter(Path(out_dir), meta, in_scope=in_scope if partial else None, force=force),
+                         lambda: _require_devices(fabric, devices, out_dir))
+
+
+def _stream_write(stream: Generator[list[Rendered], None, None], writer: TreeWriter, before_swap: Callable[[], None]) -> WriteResult:
+    """Hand each rendered batch to the writer as it comes, encoded once, so memory holds a batch, not the tree.
+
+    The stream raises its render and check problems only after its last batch,
+    and the writer has written nothing visible by then: any failure (theirs,
+    ``before_swap``'s, or the writer's own refusals) drops the temporary tree
+    and leaves the old one as it was.
+    """
+    from fabgen.progress import stage
+
+    try:
+        with paused_gc():  # the plan's half a million objects would be rescanned on every batch's allocations
+            for batch in stream:
+                for path, text, owner in batch:
+                    writer.add(path, text.encode("utf-8"), owner)
+        before_swap()
+        stage(f"writing {len(writer.entries):,} files")
+        return writer.finish()
+    except BaseException:
+        stream.close()  # a writer failure mid-stream: end the render (and its paused collector) now
+        writer.abort()
+        raise
+
+
+def _require_devices(fabric: FabricPlan, devices: Sequence[str] | None, out_dir: Path) -> None:
     if devices:
         from fabgen.device_match import require_matches
 
         require_matches(device_names(fabric), devices, Path(out_dir))
-    partial = bool(targets) or bool(devices)
-    if check:
-        return check_tree(files, out_dir, in_scope=in_scope if partial else None)
-    meta = {"fabgen_version": __version__, "spec_sha256": spec_digest(spec), "cluster": spec.cluster.name}
-    return write_tree(files, out_dir, owners, meta, in_scope=in_scope if partial else None, force=force)
 
 
 def device_names(fabric: FabricPlan) -> set[str]:

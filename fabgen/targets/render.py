@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,35 @@ def render_files(
     ``jobs > 1`` renders in that many forked worker processes; the result is the
     same bytes in the same order as with one process.
     """
+    files: dict[str, str] = {}
+    owners: dict[str, tuple[str, str]] = {}
+    for batch in render_stream(plan, target_names_, devices, templates, jobs):
+        for path, text, owner in batch:
+            files[path] = text
+            owners[path] = owner
+    return dict(sorted(files.items())), owners
+
+
+Rendered = tuple[str, str, tuple[str, str]]
+"""(path, text, (target, device)) of one rendered and checked file."""
+
+
+def render_stream(
+    plan: FabricPlan,
+    target_names_: Iterable[str] | None = None,
+    devices: Sequence[str] | None = None,
+    templates: Path | None = None,
+    jobs: int = 1,
+) -> Generator[list[Rendered], None, None]:
+    """:func:`render_files` as batches (a device's files, or a worker's slice) in render order, as they are made.
+
+    A consumer that writes each batch away holds one batch, not the whole output
+    (several GB at 262,144 GPUs). Problems are collected over the whole run and
+    raised as one :class:`OutputError` after the last batch, so the consumer must
+    drain the stream (and refuse, not swap in, what it got) to see them; that is
+    the same error, in the same order, that :func:`render_files` raises.
+    A path produced twice keeps its last text, as :func:`render_files` does.
+    """
     chosen = select_targets(target_names_)
     work = [
         (t_index, name)
@@ -38,36 +67,32 @@ def render_files(
         for name, _ in devices_of(plan, target)
         if device_matches(name, devices)
     ]
+    problems: list[Problem] = []
     with paused_gc():
         if jobs > 1 and len(work) >= PARALLEL_THRESHOLD and "fork" in multiprocessing.get_all_start_methods():
-            results = _render_parallel(plan, chosen, work, templates, jobs)
+            for batch, found in _render_parallel(plan, chosen, work, templates, jobs):
+                problems.extend(found)
+                yield batch
         else:
-            results = [_render_chunk(plan, chosen, work, templates)]
-    files: dict[str, str] = {}
-    owners: dict[str, tuple[str, str]] = {}
-    problems: list[Problem] = []
-    for produced, owned, found in results:
-        files.update(produced)
-        owners.update(owned)
-        problems.extend(found)
+            yield from _render_batches(plan, chosen, work, templates, problems)
     if problems:
         raise OutputError(problems)
-    return dict(sorted(files.items())), owners
 
 
 PARALLEL_THRESHOLD = 64
 """Below this many device renders, forking workers costs more than it saves."""
 
-_Chunk = tuple[dict[str, str], dict[str, tuple[str, str]], list[Problem]]
+_BATCH = 256
+"""Device renders per worker task: small enough that the parent holds a few batches, not a large share of the output."""
+
+_Chunk = tuple[list[Rendered], list[Problem]]
 
 
-def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[int, str]],
-                  templates: Path | None) -> _Chunk:
+def _render_batches(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[int, str]],
+                    templates: Path | None, problems: list[Problem]) -> Iterator[list[Rendered]]:
+    """One batch per device render, problems appended to ``problems`` (each template failure once)."""
     context = RenderContext(plan=plan, env=environment(templates))
     devices_by_target: dict[int, dict[str, Any]] = {}
-    files: dict[str, str] = {}
-    owners: dict[str, tuple[str, str]] = {}
-    problems: list[Problem] = []
     for t_index, name in work:
         target = chosen[t_index]
         lookup = devices_by_target.get(t_index)
@@ -83,12 +108,19 @@ def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[i
             if problem not in problems:  # the same template line fails once per device: say it once
                 problems.append(problem)
             continue
-        for path, text in produced.items():
-            files[path] = text
-            owners[path] = (target.name, name)
-            if target.check is not None:
-                problems.extend(target.check(path, text))
-    return files, owners, problems
+        owner = (target.name, name)
+        check = target.check
+        if check is not None:
+            for path, text in produced.items():
+                problems.extend(check(path, text))
+        yield [(path, text, owner) for path, text in produced.items()]
+
+
+def _render_chunk(plan: FabricPlan, chosen: list[Target], work: Sequence[tuple[int, str]],
+                  templates: Path | None) -> _Chunk:
+    problems: list[Problem] = []
+    batch = [item for part in _render_batches(plan, chosen, work, templates, problems) for item in part]
+    return batch, problems
 
 
 def template_problem(exc: Exception, target: str, user_templates: Path | None) -> Problem | None:
@@ -128,14 +160,14 @@ def _forked_chunk(bounds: tuple[int, int]) -> _Chunk:
 
 
 def _render_parallel(plan: FabricPlan, chosen: list[Target], work: list[tuple[int, str]], templates: Path | None,
-                     jobs: int) -> list[_Chunk]:
-    """Fork workers that inherit the plan (no pickling of it); chunks come back in order."""
+                     jobs: int) -> Iterator[_Chunk]:
+    """Fork workers that inherit the plan (no pickling of it); chunks come back in order, each as soon as it is done."""
     global _FORKED
-    size = -(-len(work) // (jobs * 4))
+    size = max(1, min(_BATCH, -(-len(work) // (jobs * 4))))
     bounds = [(i, min(i + size, len(work))) for i in range(0, len(work), size)]
     _FORKED = (plan, chosen, work, templates)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_forked_chunk, bounds)
+            yield from pool.imap(_forked_chunk, bounds)
     finally:
         _FORKED = None
