@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabgen.targets.eos.config import EosConfig, QosProfile, RouterBgp, TxQueue
+from fabgen.targets.eos.model import EosConfig, QosProfile, RouterBgp, TxQueue
 
 
 def structured_config(eos: EosConfig) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Why: the switches of a tier differ only in names, addresses, ASNs and
 descriptions; Jinja2 walking 64 interface blocks and 32 neighbours per switch
 costs several times the bytes it produces. The templates stay the source of
-truth: a shape is the :class:`~fabgen.targets.eos.config.EosConfig` with every
+truth: a shape is the :class:`~fabgen.targets.eos.model.EosConfig` with every
 per-switch value replaced by a numbered sentinel, rendered by the same
 templates, split at the sentinels; a switch's text is the join of the pieces
 with its values. That equals rendering only when the templates print those
@@ -30,7 +30,7 @@ from fabgen._resources import resource_dir
 from fabgen.targets.base import RenderContext
 
 if TYPE_CHECKING:  # config.py renders through this module
-    from fabgen.targets.eos.config import EosConfig
+    from fabgen.targets.eos.model import EosConfig
 
 MARK = "\x00"
 _SENTINEL = re.compile(MARK + r"(\d+)" + MARK)
