@@ -14,13 +14,16 @@ from __future__ import annotations
 import shlex
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from fabgen._resources import resource_dir
 from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
 from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
+
+if TYPE_CHECKING:
+    from fabgen.targets.base import RenderContext
 
 HOST_NET_FILTERS = {"yaml_str": yaml_str, "keyfile_value": keyfile_value, "comment_text": comment_text}
 
@@ -85,3 +88,12 @@ def shipped_template(env: Environment, name: str) -> bool:
     """``name`` resolves to fabgen's own file, not a user's overlay: a shipped template is reviewed to print
     values as they are, which lets a target render one shape for many devices and fill the values in."""
     return Path(env.get_template(name).filename or "").resolve() == resource_dir("templates").resolve() / name
+
+
+def shipped_templates(context: RenderContext, names: tuple[str, ...]) -> bool:
+    """Every one of ``names`` is fabgen's own (:func:`shipped_template`), asked once per render."""
+    key = "shipped:" + ",".join(names)
+    verdict: bool | None = context.cache.get(key)
+    if verdict is None:
+        verdict = context.cache[key] = all(shipped_template(context.env, name) for name in names)
+    return verdict

@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from fabgen._resources import resource_dir
 from fabgen.targets.base import RenderContext
+from fabgen.targets.environment import shipped_templates
 
 if TYPE_CHECKING:  # config.py renders through this module
     from fabgen.targets.eos.model import EosConfig
@@ -38,15 +39,10 @@ Split = tuple[list[str], list[int]]
 """A shape's text between sentinels, and the value index of each sentinel."""
 
 
-def shipped(context: RenderContext) -> bool:
-    """Every ``eos/`` template the environment finds is fabgen's own (an overlay may compute on a value)."""
-    verdict: bool | None = context.cache.get("eos-shipped")
-    if verdict is None:
-        folder = resource_dir("templates") / "eos"
-        verdict = context.cache["eos-shipped"] = all(
-            Path(context.env.get_template(f"eos/{path.name}").filename or "").resolve() == path.resolve()
-            for path in folder.glob("*.j2"))
-    return verdict
+@cache
+def _templates() -> tuple[str, ...]:
+    """Every ``eos/`` template: an overlay of any of them may compute on a value, so the shape path needs all shipped."""
+    return tuple(sorted(f"eos/{path.name}" for path in (resource_dir("templates") / "eos").glob("*.j2")))
 
 
 def key_and_values(eos: EosConfig) -> tuple[tuple[Any, ...], list[str]]:
@@ -128,7 +124,7 @@ def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str
                   render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]) -> str:
     """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full."""
     shapes: dict[tuple[str, tuple[Any, ...]], Split | None] = context.cache.setdefault("eos-shapes", {})
-    if not shipped(context):
+    if not shipped_templates(context, _templates()):
         return render()
     cache_key = (name, key)
     if cache_key in shapes:

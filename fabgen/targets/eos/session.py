@@ -90,20 +90,16 @@ def config_body(cfg: str) -> str:
     return body + "\n"
 
 
-def render_session(env: Environment, title: str, prologue: list[str], cfg: str) -> str:
-    """The text of ``switches/NAME.session``: ``prologue`` (from :func:`resets`), then the config ``cfg``."""
-    return render_session_parts(env, title, session_name(cfg), prologue, config_body(cfg))
-
-
 def render_session_parts(env: Environment, title: str, name: str, prologue: list[str], body: str) -> str:
-    """:func:`render_session` from its parts: the session's name and the config's body already made."""
+    """The text of ``switches/NAME.session``: the session ``name`` (:func:`session_name` of the .cfg),
+    ``prologue`` (from :func:`resets`), then the config's ``body`` (:func:`config_body`)."""
     return env.get_template(TEMPLATE).render(title=title, name=name, resets=prologue, body=body)
 
 
 def split_session(text: str) -> tuple[str, list[str], str]:
     """(session name, prologue lines, body with ``end`` restored) of a session file.
 
-    Raises ValueError when the file is not in the form :func:`render_session` writes.
+    Raises ValueError when the file is not in the form :func:`render_session_parts` writes.
     """
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith(BEGIN)), None)

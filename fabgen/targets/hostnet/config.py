@@ -20,13 +20,11 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from fabgen._resources import resource_dir
 from fabgen.errors import Problem
 
 if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks below without Jinja2 or the plan
@@ -190,7 +188,9 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
     cluster = context.plan.spec.cluster.name
     own = _own_sysctl(context, host)
     uuids = [] if net.config == "netplan" else [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
-    if not _shipped_templates(context):
+    from fabgen.targets.environment import shipped_templates  # Jinja2: not on the --device cache-hit path
+
+    if not shipped_templates(context, (NETPLAN_TEMPLATE, KEYFILE_TEMPLATE, SYSCTL_TEMPLATE)):
         return _render_files(cluster, host, net, uuids, context.env, own)
     values = _values(host.name, net, uuids)
     if not print_verbatim(values) or "fabgen-sentinel-" in "".join(values):
@@ -269,17 +269,6 @@ def _shape(net: HostNetwork, values: list[str]) -> HostNetwork:
                                      via=None if r.via is None else _slot(r.via, values)) for r in i.routes),
                 rule=replace(i.rule, source=_slot(i.rule.source, values)))
         for i in net.interfaces))
-
-
-def _shipped_templates(context: RenderContext) -> bool:
-    """All three templates are fabgen's own (a user overlay may compute on a value, so it renders in full)."""
-    verdict: bool | None = context.cache.get("host-net-shipped")
-    if verdict is None:
-        shipped = resource_dir("templates").resolve()
-        verdict = context.cache["host-net-shipped"] = all(
-            Path(context.env.get_template(name).filename or "").resolve() == shipped / name
-            for name in (NETPLAN_TEMPLATE, KEYFILE_TEMPLATE, SYSCTL_TEMPLATE))
-    return verdict
 
 
 # ---------------------------------------------------------------- checks

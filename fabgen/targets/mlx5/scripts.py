@@ -24,7 +24,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import Host
 from fabgen.plan.nic_intent import CC_PARAMS, MLX5_AUTO_BUFFER_CABLE_M, FirmwareIntent, HostNicIntent
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.environment import environment, shell_quote, shipped_template
+from fabgen.targets.environment import environment, shell_quote, shipped_templates
 from fabgen.targets.mlx5.plan_check import plan_problems as plan_problems
 
 __all__ = ["FIRMWARE_TARGET", "PLAN_FORMAT", "SHARED_TARGET", "TARGET", "nic_script_path", "plan_path",
@@ -99,7 +99,7 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
         return {}
     interfaces = host.network.interfaces if host.network is not None else ()
     path = plan_path(host.name)
-    if _SENTINEL in host.name or not _shipped_plan_template(context):
+    if _SENTINEL in host.name or not shipped_templates(context, (NIC_PLAN_TEMPLATE,)):
         return {path: render_nic_plan(intent, {i.netdev: i.mtu for i in interfaces}, context.env)}
     shapes: dict[tuple[object, ...], tuple[HostNicIntent, list[str] | None]] = context.cache.setdefault(
         "nic-qos-shapes", {})
@@ -120,13 +120,6 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
 _SENTINEL = "fabgen-sentinel-host"
 """A host name the intent accepts and the template's filters print as it is."""
 _SHAPE_FIELDS = tuple(name for name in HostNicIntent.__slots__ if name != "host")
-
-
-def _shipped_plan_template(context: RenderContext) -> bool:
-    verdict: bool | None = context.cache.get("nic-qos-shipped")
-    if verdict is None:
-        verdict = context.cache["nic-qos-shipped"] = shipped_template(context.env, NIC_PLAN_TEMPLATE)
-    return verdict
 
 
 def _render_shared(context: RenderContext, profile: str) -> dict[str, str]:
