@@ -255,3 +255,14 @@ def test_the_key_names_the_environment_and_its_code_options() -> None:
     with_filter = _env(GuardedEnvironment)
     with_filter.filters["extra"] = str
     assert template_cache.environment_fingerprint(with_filter) != base
+
+
+def test_entries_stay_within_the_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Least recently used out, beyond the count; in-process, with a cache instance of the test's own."""
+    monkeypatch.setenv("FABGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(template_cache, "MAX_ENTRIES", 3)
+    notes: list[str] = []
+    names = {f"t{i}.j2": f"{{{{ x }}}} {i}" for i in range(6)}
+    env = GuardedEnvironment(loader=DictLoader(names), bytecode_cache=template_cache.TemplateCache(notes.append))
+    assert [env.get_template(name).render(x="v") for name in names] == [f"v {i}" for i in range(6)]
+    assert len(_entries(tmp_path / "cache")) == 3 and notes == []
