@@ -4,7 +4,8 @@
     python bench/device.py [--repeat N] [--spec PATH] [--json OUT]
 
 Rows for a switch and a host of ``examples/llama3-24k``: ``cold`` (``--no-cache``:
-load, validate, plan, render that device), ``fill`` (the first cached run: it
+load, validate, plan, render that device, compiling its templates, since
+``--no-cache`` turns the compiled-template cache off too), ``fill`` (the first cached run: it
 plans and renders every device once and stores them) and ``warm`` (a cache hit,
 the figure the < 0.3 s target is about). Each run is a fresh process started
 the way the ``fabgen`` console script starts; the measured figure is the

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,8 +100,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
                 Path(args.templates) if args.templates else None, args.check, args.force, args.jobs))
         return _generate_result(args, result)
     from fabgen.pipeline import generate, load_spec
+    from fabgen.user_cache import caches_off
 
-    with reporting(quiet=args.quiet):
+    with reporting(quiet=args.quiet), caches_off() if args.no_cache else nullcontext():
         stage("loading the spec")
         spec = load_spec(Path(args.spec))
         result = generate(
@@ -195,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                    help="render in N worker processes (same output; worth it for thousands of devices)")
     p.add_argument("--no-cache", action="store_true",
-                   help="with --device: plan from the spec, neither reading nor filling the on-disk cache "
-                        "(also FABGEN_CACHE_DIR=off)")
+                   help="neither read nor fill the on-disk caches (with --device, the rendered files; always, "
+                        "the compiled templates); also FABGEN_CACHE_DIR=off")
     p.add_argument("-q", "--quiet", action="store_true")
 
     p = command("check-topo", _cmd_check_topo, "check NCCL topology XML files against NCCL's parser rules")

@@ -40,7 +40,9 @@ miss together plan once: the others wait and then hit. At most
 used first out.
 
 Where: ``$FABGEN_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabgen``, else
-``~/.cache/fabgen``; ``FABGEN_CACHE_DIR=off`` or ``--no-cache`` disables it.
+``~/.cache/fabgen``; ``FABGEN_CACHE_DIR=off`` or ``--no-cache`` disables it. The
+directory, key and write rules are :mod:`fabgen.user_cache`'s, shared with the
+compiled-template cache (:mod:`fabgen.targets.template_cache`).
 """
 
 from __future__ import annotations
@@ -49,10 +51,7 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -60,8 +59,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabgen import user_cache
 from fabgen._version import __version__
 from fabgen.errors import FabgenError, OutputError, Problem
+from fabgen.user_cache import ENV_DIR as ENV_DIR
+from fabgen.user_cache import Note, private_dir, stderr_note
+from fabgen.user_cache import cache_dir as cache_dir
+from fabgen.user_cache import user_secret as _secret
 
 if TYPE_CHECKING:
     from fabgen.writer import Drift, WriteResult
@@ -73,19 +77,9 @@ MAX_ENTRIES = 8
 """Entries kept (one per spec, target set and template overlay in use)."""
 MAX_TOTAL_BYTES = 1 << 30
 """Bytes kept across entries; the 24k example's entry (every default target) is about 44 MB."""
-STALE_TEMP_SECONDS = 3600
-"""A temporary entry this old belongs to a writer that died; pruning removes it."""
 MAX_HEADER_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 * 1024 * 1024
 """As :data:`fabgen.source.MAX_BYTES`; a larger spec is refused by the normal path, with its message."""
-ENV_DIR = "FABGEN_CACHE_DIR"
-_SECRET_BYTES = 32
-
-Note = Callable[[str], None]
-
-
-def _stderr_note(message: str) -> None:
-    print(f"fabgen: cache: {message}", file=sys.stderr)
 
 
 def _silent(message: str) -> None:
@@ -111,69 +105,6 @@ class _Entry:
     header: dict[str, Any]
     path: Path
     blob_offset: int
-
-
-def cache_dir(environ: dict[str, str] | None = None) -> Path | None:
-    """The cache directory, or None when ``FABGEN_CACHE_DIR=off``."""
-    env = os.environ if environ is None else environ
-    chosen = env.get(ENV_DIR, "")
-    if chosen == "off":
-        return None
-    if chosen:
-        return Path(chosen)
-    base = env.get("XDG_CACHE_HOME", "")
-    return (Path(base) if base and os.path.isabs(base) else Path.home() / ".cache") / "fabgen"
-
-
-def _private_dir(path: Path) -> str | None:
-    """Create ``path`` 0700 if missing; a problem if it is not a directory of ours that only we can use."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(path)
-    except OSError as exc:
-        return f"{path}: {exc.strerror or exc}"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a directory"
-    if info.st_uid != os.geteuid():
-        return f"{path} is not owned by this user"
-    if info.st_mode & 0o077:
-        return f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o}; want 700)"
-    return None
-
-
-def _secret(root: Path) -> bytes | str:
-    """The per-user HMAC key (created on first use), or why it cannot be trusted."""
-    problem = _private_dir(root)
-    if problem:
-        return problem
-    file = root / "secret"
-    flags = os.O_RDONLY | os.O_NOFOLLOW
-    if not os.path.lexists(file):  # written aside and linked in, so a concurrent first run never reads half a key
-        try:
-            fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-secret-")
-            try:
-                os.write(fd, secrets.token_bytes(_SECRET_BYTES))
-                os.close(fd)
-                with suppress(FileExistsError):
-                    os.link(tmp, file)
-            finally:
-                os.unlink(tmp)
-        except OSError as exc:
-            return f"{file}: {exc.strerror or exc}"
-    try:
-        fd = os.open(file, flags)
-    except OSError as exc:
-        return f"{file}: {exc.strerror or exc}"
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        key = handle.read(_SECRET_BYTES + 1)
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-        return f"{file} is not a regular file owned by this user"
-    if info.st_mode & 0o077:
-        return f"{file} is readable by other users (mode {stat.S_IMODE(info.st_mode):o}; want 600)"
-    if len(key) != _SECRET_BYTES:
-        return f"{file} is not a {_SECRET_BYTES}-byte key"
-    return key
 
 
 def _tree_stats(root: Path, suffixes: tuple[str, ...] | None) -> Iterator[str]:
@@ -233,7 +164,7 @@ def entry_key(request: Request, spec_bytes: bytes) -> str:
     return digest.hexdigest()
 
 
-def generate_device(request: Request, *, note: Note = _stderr_note) -> WriteResult | Drift:
+def generate_device(request: Request, *, note: Note = stderr_note) -> WriteResult | Drift:
     """``fabgen generate --device`` through the cache: same files and result as :func:`fabgen.pipeline.generate`.
 
     Anything that makes the cache unusable (an untrusted directory, a bad entry)
@@ -241,7 +172,7 @@ def generate_device(request: Request, *, note: Note = _stderr_note) -> WriteResu
     """
     from fabgen.bounded import read_bytes
 
-    root = cache_dir()
+    root = user_cache.active_cache_dir()
     if root is None:
         return _uncached(request)
     secret = _secret(root)
@@ -254,7 +185,7 @@ def generate_device(request: Request, *, note: Note = _stderr_note) -> WriteResu
     except (FabgenError, OSError):
         return _uncached(request)  # the normal path says what is wrong with the input, at its line
     entries = root / f"entries-v{SCHEMA}"
-    if _private_dir(entries) is not None:
+    if private_dir(entries) is not None:
         return _uncached(request)
     path = entries / key
     entry = _open_entry(path, key, secret, note)
@@ -479,44 +410,13 @@ def _store(path: Path, secret: bytes, header: dict[str, Any], by_device: dict[st
     text = json.dumps({**header, "records": records}, sort_keys=True).encode()
     head = MAGIC + len(text).to_bytes(8, "big")
     mac = hmac.new(secret, head + text, hashlib.sha256).digest()
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(head + text + mac)
-                handle.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError as exc:
-        note(f"not stored: {exc.strerror or exc}")
+    problem = user_cache.atomic_write(path, head + text + mac, bytes(blob))
+    if problem:
+        note(f"not stored: {problem}")
         return
     prune(path.parent, keep=path.name)
 
 
 def prune(entries: Path, *, keep: str = "", max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_TOTAL_BYTES) -> None:
-    """Drop the least recently used entries beyond the count and size bounds (never ``keep``)."""
-    import time
-
-    rows: list[tuple[float, int, Path]] = []
-    for child in entries.iterdir():
-        try:
-            info = child.stat()
-        except OSError:
-            continue
-        if child.name.startswith(".tmp-"):  # a writer that died mid-write leaves one; a live one is minutes old at most
-            if info.st_mtime < time.time() - STALE_TEMP_SECONDS:
-                with suppress(OSError):
-                    child.unlink()
-            continue
-        if not child.name.endswith(".lock"):
-            rows.append((info.st_mtime, info.st_size, child))
-    rows.sort(key=lambda row: (row[2].name == keep, row[0]), reverse=True)  # the one just written counts first
-    total = 0
-    for count, (_, size, child) in enumerate(rows):
-        total += size
-        if child.name != keep and (count >= max_entries or total > max_bytes):
-            for victim in (child, child.with_name(child.name + ".lock")):
-                with suppress(OSError):
-                    victim.unlink()
+    """Drop the least recently used entries beyond this cache's count and size bounds (never ``keep``)."""
+    user_cache.prune(entries, keep=keep, max_entries=max_entries, max_bytes=max_bytes)

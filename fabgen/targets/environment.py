@@ -6,7 +6,9 @@ that is Jinja2's full ``SandboxedEnvironment``: someone else's template is
 untrusted code. fabgen's own reviewed templates run in :class:`GuardedEnvironment`,
 which refuses the same underscore names at a fraction of the sandbox's
 per-attribute cost (half of an EOS leaf's render time went to the sandbox).
-Built once per template directory and reused: compiling is the expensive part.
+Built once per template directory and reused: compiling is the expensive part,
+so the compiled code is also kept on disk between processes
+(:mod:`fabgen.targets.template_cache`, authenticated and checked on every use).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined,
 
 from fabgen._resources import resource_dir
 from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
+from fabgen.targets.template_cache import template_cache
 from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox
 
 if TYPE_CHECKING:
@@ -78,6 +81,7 @@ def environment(user_templates: Path | None = None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,
+        bytecode_cache=template_cache,
     )
     env.filters["shell_quote"] = shell_quote
     env.filters.update(HOST_NET_FILTERS)
