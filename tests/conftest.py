@@ -9,6 +9,8 @@ instead when ``FABGEN_REQUIRE_REFERENCE=1`` (as in ``.ci/run``).
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,22 @@ def require_reference(*parts: str) -> Path:
 @pytest.fixture
 def reference_dir() -> Path:
     return require_reference()
+
+
+_OWN_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests never read or fill the user's own caches (plans, compiled templates): one private directory per run."""
+    if "FABGEN_CACHE_DIR" not in os.environ:
+        os.environ["FABGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabgen-test-cache-")
+        config.stash[_OWN_CACHE] = os.environ["FABGEN_CACHE_DIR"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    own = config.stash.get(_OWN_CACHE, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
