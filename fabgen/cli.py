@@ -272,6 +272,9 @@ def console() -> int:
     """
     import os
 
+    from fabgen._gc import ending_by_exit
+
+    ending_by_exit()  # large results (the plan) are then kept to the end, not freed just before it
     code = main()
     if "coverage" in sys.modules:
         return code

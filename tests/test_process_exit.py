@@ -69,3 +69,17 @@ def test_a_closed_stdout_is_not_an_error() -> None:
         err = proc.stderr.read().decode()
         code = proc.wait(timeout=120)
     assert code == 0 and "Traceback" not in err, err
+
+
+def test_the_plan_is_kept_only_when_the_process_ends_by_exit(tmp_path: Path) -> None:
+    """A library caller's plans are freed as usual; the command's is held to its ``os._exit`` (nothing to free)."""
+    probe = (
+        "import sys; from pathlib import Path; import fabgen._gc as g; from fabgen.pipeline import generate, load_spec\n"
+        "spec = load_spec(Path(sys.argv[1]))\n"
+        "generate(spec, Path(sys.argv[2]) / 'a'); print(g._KEPT is None)\n"
+        "g.ending_by_exit(); generate(spec, Path(sys.argv[2]) / 'b'); print([type(v).__name__ for v in g._KEPT])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe, str(example("lab")), str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=ENV, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "True\n['FabricPlan']\n"
