@@ -11,7 +11,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabgen._gc import paused_gc
+from fabgen._gc import keep_until_exit, paused_gc
 from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
@@ -88,6 +88,7 @@ def generate(
         raise FabgenError([Problem(f"jobs {problem}", file="fabgen")])
     stage("planning")
     fabric = plan_fabric(spec)
+    keep_until_exit(fabric)  # the fabgen command exits without freeing it (fabgen._gc); a library caller frees it
     stage(f"rendering {len(fabric.switches):,} switches, {len(fabric.hosts):,} hosts")
     chosen = {t.name for t in select_targets(targets)}
 

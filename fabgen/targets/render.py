@@ -33,11 +33,14 @@ def render_files(
     """
     files: dict[str, str] = {}
     owners: dict[str, tuple[str, str]] = {}
-    for batch in render_stream(plan, target_names_, devices, templates, jobs):
-        for path, text, owner in batch:
-            files[path] = text
-            owners[path] = owner
-    return dict(sorted(files.items())), owners
+    # Paused to the end, sort included, and promoted: the sort's tuples, or the caller's next allocation,
+    # would otherwise start a collection that walks everything the render allocated (and at times the plan).
+    with paused_gc(promote=True):
+        for batch in render_stream(plan, target_names_, devices, templates, jobs):
+            for path, text, owner in batch:
+                files[path] = text
+                owners[path] = owner
+        return dict(sorted(files.items())), owners
 
 
 Rendered = tuple[str, str, tuple[str, str]]
