@@ -298,9 +298,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     result = []
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
         tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
-        # Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order.
-        keys = end.keys
-        ports = tuple(end.ports[k] for k in sorted(range(len(keys)), key=keys.__getitem__))
+        ports = end.in_panel_order()
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
@@ -323,7 +321,9 @@ class _Ends:
     cable: dict[str, int]
     default_m: int
     ports: list[SwitchPort] = field(default_factory=list)
-    keys: list[tuple[bool, int, str]] = field(default_factory=list)
+    last: int = 0
+    """Front-panel index of the last port added; ``in_order`` stays True while each index is above it."""
+    in_order: bool = True
 
     def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
             direction: Literal["up", "down"], peer_is_switch: bool) -> None:
@@ -337,7 +337,21 @@ class _Ends:
                            f"{peer}:{peer_port}", False, link.length_m or self.cable.get(link.role, self.default_m))
         entry.__class__ = SwitchPort
         self.ports.append(entry)
-        self.keys.append((index == 0, index, port))
+        # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
+        if index > self.last:
+            self.last = index
+        else:
+            self.in_order = False
+
+    def in_panel_order(self) -> tuple[SwitchPort, ...]:
+        """Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order."""
+        if self.in_order:
+            return tuple(self.ports)
+        return tuple(sorted(self.ports, key=_panel_key))  # sorted() is stable: ties keep cabling order
+
+
+def _panel_key(port: SwitchPort) -> tuple[bool, int, str]:
+    return port.index == 0, port.index, port.name
 
 
 _PORT_TWIN = maker(SwitchPort)
