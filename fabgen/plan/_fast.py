@@ -30,12 +30,16 @@ T = TypeVar("T")
 
 
 @cache
-def maker(cls: type) -> type:
-    """The mutable twin of frozen slotted dataclass ``cls``: ``obj = Twin(*every_field); obj.__class__ = cls``."""
+def maker(cls: type, *, copies_checked: bool = False) -> type:
+    """The mutable twin of frozen slotted dataclass ``cls``: ``obj = Twin(*every_field); obj.__class__ = cls``.
+
+    ``copies_checked``: accept a class with ``__post_init__``, for a caller that only copies an instance its
+    constructor already checked and checks the fields it changes itself (``HostNicIntent.for_host``).
+    """
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a frozen dataclass with slots")
-    if hasattr(cls, "__post_init__"):
+    if hasattr(cls, "__post_init__") and not copies_checked:
         raise TypeError(f"{cls.__name__} checks its fields in __post_init__; build it with its constructor")
     names = [f.name for f in dataclasses.fields(cls)]
     if tuple(names) != tuple(cls.__dict__["__slots__"]):

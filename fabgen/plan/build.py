@@ -289,12 +289,11 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     mine = ends.get
     for link in links:
         a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
-        end = mine(a)
-        if end is not None:
-            end.add(link, ap, link.a_address, b, bp, link.b_address, "up", b in ends)
-        end = mine(b)
-        if end is not None:
-            end.add(link, bp, link.b_address, a, ap, link.a_address, "down", a in ends)
+        lower, upper = mine(a), mine(b)  # None: not a switch (a host)
+        if lower is not None:
+            lower.add(link, ap, link.a_address, b, bp, link.b_address, "up", upper is not None)
+        if upper is not None:
+            upper.add(link, bp, link.b_address, a, ap, link.a_address, "down", lower is not None)
     result = []
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
         tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]

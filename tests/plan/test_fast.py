@@ -85,3 +85,16 @@ def test_replaced_is_dataclasses_replace() -> None:
     assert type(replaced(port)) is SwitchPort and replaced(port) == port
     with pytest.raises(TypeError, match="no field 'nope'"):
         replaced(port, nope=1)
+
+
+def test_for_host_is_replace_of_the_host_name() -> None:
+    """HostNicIntent.for_host copies through a twin that skips __post_init__: it must equal a checked replace."""
+    intent = plan_fabric(load_spec(example("lab"))).hosts[0].nic_intent
+    assert intent is not None
+    copied = intent.for_host("other-host")
+    assert type(copied) is HostNicIntent
+    assert copied == dataclasses.replace(intent, host="other-host")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copied.__setattr__("host", "x")
+    with pytest.raises(ValueError, match="not safe"):
+        intent.for_host("bad\nname")
