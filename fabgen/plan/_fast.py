@@ -13,6 +13,12 @@ immutable as one built by its constructor. ``tests/plan/test_fast.py`` checks
 that against the real constructors. :func:`replaced` is ``dataclasses.replace``
 the same way.
 
+The hottest site (a switch port: 123k at 24k GPUs, 14 fields) takes an empty twin
+from :func:`blank` and sets its slots by name: no call that binds 14 arguments,
+about a third cheaper, and the field names are on the page. A slot it forgets
+stays unset, and reading it (``==``, ``repr``, every target) raises
+AttributeError; ``tests/plan/test_fast.py`` checks every planned port has all.
+
 Only for values the planner made from validated data: the twin runs no
 ``__post_init__`` (:func:`maker` refuses a class that has one, so no check can
 be skipped) and takes every field positionally, defaults included, so a field
@@ -23,7 +29,8 @@ taking its default.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -47,6 +54,11 @@ def maker(cls: type, *, copies_checked: bool = False) -> type:
     fields: list[tuple[str, Any]] = [(name, Any) for name in names]
     twin: type = dataclasses.make_dataclass(f"_{cls.__name__}Twin", fields, slots=True, eq=False, repr=False)
     return twin
+
+
+def blank(cls: type) -> Callable[[], Any]:
+    """A maker of empty twins of ``cls``: ``obj = new(); obj.field = ...`` for every field; ``obj.__class__ = cls``."""
+    return partial(object.__new__, maker(cls))
 
 
 def replaced(obj: T, **changes: Any) -> T:

@@ -12,8 +12,8 @@ from typing import Literal
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker, replaced
-from fabgen.plan.addressing import StableAddresses
+from fabgen.plan._fast import blank, replaced
+from fabgen.plan.addressing import BARE, StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import HostMemo, host_plan
 from fabgen.plan.host_network import attach_networks
@@ -330,10 +330,22 @@ class _Ends:
         if known is None:
             known = self.memo[port] = _port_facts(self.tier, self.width, port)
         index, lanes = known
-        # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
-        entry = _PORT_TWIN(port, index, lanes, link.speed, direction, peer, peer_port,
-                           "switch" if peer_is_switch else "host", address, peer_address.partition("/")[0], link.rail,
-                           f"{peer}:{peer_port}", False, link.length_m or self.cable.get(link.role, self.default_m))
+        # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+        entry = _blank_port()
+        entry.name = port
+        entry.index = index
+        entry.lanes = lanes
+        entry.speed = link.speed
+        entry.direction = direction
+        entry.peer_device = peer
+        entry.peer_port = peer_port
+        entry.peer_kind = "switch" if peer_is_switch else "host"
+        entry.address = address
+        entry.peer_address = peer_address[:BARE]
+        entry.rail = link.rail
+        entry.description = f"{peer}:{peer_port}"
+        entry.shutdown = False
+        entry.cable_m = link.length_m or self.cable.get(link.role, self.default_m)
         entry.__class__ = SwitchPort
         self.ports.append(entry)
         # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
@@ -353,7 +365,7 @@ def _panel_key(port: SwitchPort) -> tuple[bool, int, str]:
     return port.index == 0, port.index, port.name
 
 
-_PORT_TWIN = maker(SwitchPort)
+_blank_port = blank(SwitchPort)
 
 
 def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[int, ...]]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric
-from fabgen.plan._fast import maker, replaced
+from fabgen.plan._fast import blank, maker, replaced
 from fabgen.plan.model import BackendInterface, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
 from fabgen.plan.nic_intent import HostNicIntent
 from tests.helpers import example
@@ -77,6 +77,24 @@ def test_planned_objects_are_the_plan_classes() -> None:
         assert rebuilt == iface
     assert all(type(link) is Link for link in plan.links)
     assert all(type(p) is SwitchPort for s in plan.switches for p in s.ports)
+
+
+@pytest.mark.parametrize("name", ["lab", "sonic-pod", "cumulus-pod", "llama3-24k"])
+def test_every_slot_of_a_planned_port_is_set(name: str) -> None:
+    """Switch ports are built slot by slot (fabgen.plan._fast.blank): a field the planner forgets stays unset."""
+    plan = plan_fabric(load_spec(example(name)))
+    unset = {field for s in plan.switches for p in s.ports for field in SwitchPort.__slots__ if not hasattr(p, field)}
+    assert not unset
+    port = plan.switches[0].ports[0]
+    assert port == SwitchPort(**{field: getattr(port, field) for field in SwitchPort.__slots__})
+
+
+def test_a_forgotten_slot_is_loud() -> None:
+    port = blank(SwitchPort)()
+    port.name = "Ethernet1/1"
+    port.__class__ = SwitchPort
+    with pytest.raises(AttributeError):
+        repr(port)
 
 
 def test_replaced_is_dataclasses_replace() -> None:
