@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker, replaced
+from fabgen.plan._fast import blank, replaced
 from fabgen.plan.model import Link
 from fabgen.plan.ports import model_port_index
 from fabgen.source import DataPath, SourceDoc, spec_problem
@@ -223,7 +223,7 @@ class StableAddresses:
         # the last octet with its "/31" from a table, in place of two inet_ntoa calls and two f-strings a link.
         heads: dict[int, str] = {}
         tails = _TAILS
-        twin, link_class = _LINK_TWIN, Link
+        blank_link, link_class = _BLANK_LINK, Link
         # One pass: a link whose owner port has its own /31 is built at once; the others (outside the port
         # scheme, or a second cable on a port) are built in ``spill`` below, once every port's /31 is known.
         for position, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
@@ -232,8 +232,9 @@ class StableAddresses:
             first = -1
             if owner is not None:
                 base, radix, known, info = owner
-                index = known.get(port)
-                if index is None:
+                try:
+                    index = known[port]
+                except KeyError:  # the first port of this name on the switch kind
                     index = known[port] = model_port_index(info.os, info.model, port, info.speed)
                 if 1 <= index <= radix:
                     first = base + 2 * (index - 1)
@@ -245,11 +246,24 @@ class StableAddresses:
                 spill.append(position)
                 first = 0  # a placeholder /31: the link is built again below
             length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
-            head = heads.get(first >> 8)
-            if head is None:
+            try:
+                head = heads[first >> 8]
+            except KeyError:  # the first /31 of this /24
                 head = heads[first >> 8] = _ntoa(first & ~0xFF)[:-1]
             low = first & 0xFF
-            item = twin(a, ap, b, bp, role, rail, speed, head + tails[low + 1], head + tails[low], explicit, length)
+            # Link(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            item = blank_link()
+            item.a_device = a
+            item.a_port = ap
+            item.b_device = b
+            item.b_port = bp
+            item.role = role
+            item.rail = rail
+            item.speed = speed
+            item.a_address = head + tails[low + 1]
+            item.b_address = head + tails[low]
+            item.explicit = explicit
+            item.length_m = length
             item.__class__ = link_class
             add(item)
         if spill:
@@ -276,7 +290,7 @@ BARE = -len(P2P_SUFFIX)
 """``address[:BARE]`` is a link address without its prefix length: a slice, where ``partition("/")`` also makes a
 tuple and the ``"31"`` string (200k link addresses are cut at 24k GPUs)."""
 _TAILS = tuple(f"{n}{P2P_SUFFIX}" for n in range(256))
-_LINK_TWIN = maker(Link)
+_BLANK_LINK = blank(Link)
 
 
 def refuse(message: str, doc: SourceDoc | None, path: DataPath) -> SpecError:

@@ -283,8 +283,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         policies.append((qos, qos_path))
-        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
-                                qos.cable_length_m)
+        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role))
     # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
     mine = ends.get
     for link in links:
@@ -318,7 +317,7 @@ class _Ends:
     memo: dict[str, tuple[int, tuple[int, ...]]]
     """Port name -> (front-panel index, lanes), shared by the tier's switches."""
     cable: dict[str, int]
-    default_m: int
+    """Link role -> metres: the policy's ``cable_by_role``, which has every role."""
     ports: list[SwitchPort] = field(default_factory=list)
     last: int = 0
     """Front-panel index of the last port added; ``in_order`` stays True while each index is above it."""
@@ -326,10 +325,10 @@ class _Ends:
 
     def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
             direction: Literal["up", "down"], peer_is_switch: bool) -> None:
-        known = self.memo.get(port)
-        if known is None:
-            known = self.memo[port] = _port_facts(self.tier, self.width, port)
-        index, lanes = known
+        try:
+            index, lanes = self.memo[port]
+        except KeyError:  # the first port of this name on the tier
+            index, lanes = self.memo[port] = _port_facts(self.tier, self.width, port)
         # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
         entry = _blank_port()
         entry.name = port
@@ -345,7 +344,7 @@ class _Ends:
         entry.rail = link.rail
         entry.description = f"{peer}:{peer_port}"
         entry.shutdown = False
-        entry.cable_m = link.length_m or self.cable.get(link.role, self.default_m)
+        entry.cable_m = link.length_m or self.cable[link.role]
         entry.__class__ = SwitchPort
         self.ports.append(entry)
         # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.

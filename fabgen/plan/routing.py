@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import replace
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker
+from fabgen.plan._fast import blank
 from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
@@ -46,7 +46,7 @@ LEAF_BLOCK = 100_000
 
 _ROUTING: DataPath = ("fabric", "routing")
 
-_NEIGHBOR_TWIN = maker(BgpNeighbor)
+_BLANK_NEIGHBOR = blank(BgpNeighbor)
 """The 24k fabric has 98,304 session ends: each :class:`BgpNeighbor` is built in place
 (:mod:`fabgen.plan._fast`), equal and still frozen, in a fraction of its ``__init__``'s time
 (``tests/plan/test_routing.py`` compares every field with the dataclass's own constructor)."""
@@ -82,7 +82,7 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
     hold = routing.timers.hold if routing.timers else None
     fixed_paths = routing.maximum_paths
     asn_of = asns.get
-    twin, neighbor_class = _NEIGHBOR_TWIN, BgpNeighbor
+    blank_neighbor, neighbor_class = _BLANK_NEIGHBOR, BgpNeighbor
     same_asn: dict[int, Problem] = {}
     intents: dict[str, BgpIntent] = {}
     for switch in switches:
@@ -102,7 +102,13 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
                     # so its interface address is the subnet.
                     host_nets.append(port.address)
                 continue  # a switch without BGP: lint FG602 reports the link
-            item = twin(port.peer_address, remote, port.name, peer, port.description)  # BgpNeighbor(...), in place
+            # BgpNeighbor(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            item = blank_neighbor()
+            item.address = port.peer_address
+            item.remote_asn = remote
+            item.port = port.name
+            item.peer_device = peer
+            item.description = port.description
             item.__class__ = neighbor_class
             neighbors.append(item)
             if port.direction == "up":

@@ -10,7 +10,7 @@ import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan._fast import blank, maker, replaced
-from fabgen.plan.model import BackendInterface, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
+from fabgen.plan.model import BackendInterface, BgpNeighbor, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
 from fabgen.plan.nic_intent import HostNicIntent
 from tests.helpers import example
 
@@ -80,13 +80,16 @@ def test_planned_objects_are_the_plan_classes() -> None:
 
 
 @pytest.mark.parametrize("name", ["lab", "sonic-pod", "cumulus-pod", "llama3-24k"])
-def test_every_slot_of_a_planned_port_is_set(name: str) -> None:
-    """Switch ports are built slot by slot (fabgen.plan._fast.blank): a field the planner forgets stays unset."""
+def test_every_slot_of_a_planned_port_link_and_neighbor_is_set(name: str) -> None:
+    """Ports, links and BGP neighbours are built slot by slot (fabgen.plan._fast.blank): a field the planner
+    forgets stays unset."""
     plan = plan_fabric(load_spec(example(name)))
-    unset = {field for s in plan.switches for p in s.ports for field in SwitchPort.__slots__ if not hasattr(p, field)}
-    assert not unset
-    port = plan.switches[0].ports[0]
-    assert port == SwitchPort(**{field: getattr(port, field) for field in SwitchPort.__slots__})
+    neighbors = [n for s in plan.switches if s.bgp for n in s.bgp.neighbors]
+    ports = [p for s in plan.switches for p in s.ports]
+    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors)):
+        assert items and all(type(item) is cls for item in items)
+        assert not {field for item in items for field in cls.__slots__ if not hasattr(item, field)}, cls
+        assert items[0] == cls(**{field: getattr(items[0], field) for field in cls.__slots__})
 
 
 def test_a_forgotten_slot_is_loud() -> None:
