@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import cache, partial
+from operator import attrgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -65,9 +66,19 @@ def blank(cls: type) -> Callable[[], Any]:
 def replaced(obj: T, **changes: Any) -> T:
     """``dataclasses.replace(obj, **changes)`` for a class :func:`maker` accepts, without the ``__init__``."""
     cls: type = type(obj)
-    twin = maker(cls)
-    item = twin(*[changes.pop(name) if name in changes else getattr(obj, name) for name in cls.__slots__])  # type: ignore[attr-defined]
-    if changes:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes)[0]!r}")
+    item = maker(cls)(*_values(cls)(obj))  # a mutable copy; then the changes, on it
+    for name, value in changes.items():
+        if name not in cls.__slots__:  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        setattr(item, name, value)
     item.__class__ = cls
     return item  # type: ignore[no-any-return]
+
+
+@cache
+def _values(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """Every field of a ``cls`` instance, in order, in one C call."""
+    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]
+    if len(names) == 1:  # attrgetter of one name gives the value itself, not a 1-tuple
+        return lambda obj: (getattr(obj, names[0]),)
+    return attrgetter(*names)

@@ -19,7 +19,6 @@ from fabgen.plan.host_intents import HostMemo, host_plan
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
-    BgpIntent,
     FabricPlan,
     Link,
     QosIntent,
@@ -78,7 +77,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     default_qos = qos_intent(spec.qos, roles)
     switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, addresses)))
     bgp = bgp_intents(spec, switches, doc)
-    switches = tuple(_finish(s, addresses.switch_mgmt(s.name), bgp.get(s.name)) for s in switches)
+    switches = tuple(s if (intent := bgp.get(s.name)) is None else replaced(s, bgp=intent) for s in switches)
     host_links = {}
     for link in links:
         if link.role == "host-leaf":
@@ -300,7 +299,7 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=addresses.loopback(slot.name), mgmt=None, ports=ports, qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=addresses.switch_mgmt(slot.name), ports=ports, qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
@@ -371,7 +370,3 @@ def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[in
     """A port name's front-panel index on ``tier`` (0: outside its scheme) and its SerDes lanes."""
     index = model_port_index(tier.os, tier.model, name, tier.speed, width)
     return index, model_port_lanes(tier.os, tier.model, index, tier.speed, width) if index else ()
-
-
-def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
-    return replaced(switch, mgmt=mgmt, bgp=bgp)

@@ -139,7 +139,8 @@ def _interface(nic: HostNic, rail: int, link: Link, mtu: int, pools: tuple[str, 
     p2p, loopbacks = pools
     # The /31 on-link, then both backend pools through the leaf. Spelled out rather than a comprehension over
     # the pools: a comprehension is a function call of its own (Python 3.11), 25k of them at 24k GPUs.
-    routes = (route(f"{source if inet_aton(source) <= inet_aton(gateway) else gateway}/31", None, source, table),
+    subnet = address if inet_aton(source) <= inet_aton(gateway) else link.b_address  # the /31: its lower end
+    routes = (route(subnet, None, source, table),
               route(p2p, gateway, source, table), route(loopbacks, gateway, source, table))
     for item in routes:
         item.__class__ = HostRoute

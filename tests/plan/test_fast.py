@@ -119,3 +119,11 @@ def test_for_host_is_replace_of_the_host_name() -> None:
         copied.__setattr__("host", "x")
     with pytest.raises(ValueError, match="not safe"):
         intent.for_host("bad\nname")
+
+
+def test_replaced_on_a_one_field_class() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class One:
+        a: int
+
+    assert replaced(One(1), a=2) == One(2) and replaced(One(1)) == One(1)
