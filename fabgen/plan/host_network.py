@@ -75,13 +75,15 @@ def attach_networks(spec: ClusterSpec, doc: SourceDoc | None, hosts: Iterable[Ho
     """The hosts with :attr:`Host.network` set; refuses an MTU the leaves or the RoCE MTU cannot take."""
     hosts = tuple(hosts)
     leaf_mtu = {s.name: s.qos.mtu for s in switches if s.tier == "leaf"}
-    ceiling: dict[str, tuple[int, str]] = {}  # profile -> (lowest leaf MTU, that leaf)
+    ceiling: dict[str, tuple[int, str]] = {}  # profile -> (lowest leaf MTU, the first leaf that has it)
     for host in hosts:
+        low = ceiling.get(host.profile)
         for nic in host.nics:
-            if nic.leaf is not None and nic.leaf in leaf_mtu:
-                low = ceiling.get(host.profile)
-                if low is None or leaf_mtu[nic.leaf] < low[0]:
-                    ceiling[host.profile] = (leaf_mtu[nic.leaf], nic.leaf)
+            leaf = nic.leaf
+            if leaf is None or (mtu := leaf_mtu.get(leaf)) is None:
+                continue  # not cabled, or cabled to another tier
+            if low is None or mtu < low[0]:
+                low = ceiling[host.profile] = (mtu, leaf)
     roce_mtu = spec.nic.roce_mtu
     mtus: dict[str, int] = {}
     problems: list[Problem] = []
