@@ -13,6 +13,13 @@ immutable as one built by its constructor. ``tests/plan/test_fast.py`` checks
 that against the real constructors. :func:`replaced` is ``dataclasses.replace``
 the same way.
 
+The hottest sites (123k switch ports, 98k BGP neighbours, 74k links at 24k
+GPUs) take an empty twin from :func:`blank` and set its slots by name: no call
+that binds every argument, a third cheaper, and the field names are on the page.
+A slot one forgets stays unset, and reading it (``==``, ``repr``, every target)
+raises AttributeError; ``tests/plan/test_fast.py`` checks every planned port,
+link and neighbour has all.
+
 Only for values the planner made from validated data: the twin runs no
 ``__post_init__`` (:func:`maker` refuses a class that has one, so no check can
 be skipped) and takes every field positionally, defaults included, so a field
@@ -23,19 +30,25 @@ taking its default.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
+from operator import attrgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
 @cache
-def maker(cls: type) -> type:
-    """The mutable twin of frozen slotted dataclass ``cls``: ``obj = Twin(*every_field); obj.__class__ = cls``."""
+def maker(cls: type, *, copies_checked: bool = False) -> type:
+    """The mutable twin of frozen slotted dataclass ``cls``: ``obj = Twin(*every_field); obj.__class__ = cls``.
+
+    ``copies_checked``: accept a class with ``__post_init__``, for a caller that only copies an instance its
+    constructor already checked and checks the fields it changes itself (``HostNicIntent.for_host``).
+    """
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a frozen dataclass with slots")
-    if hasattr(cls, "__post_init__"):
+    if hasattr(cls, "__post_init__") and not copies_checked:
         raise TypeError(f"{cls.__name__} checks its fields in __post_init__; build it with its constructor")
     names = [f.name for f in dataclasses.fields(cls)]
     if tuple(names) != tuple(cls.__dict__["__slots__"]):
@@ -45,12 +58,27 @@ def maker(cls: type) -> type:
     return twin
 
 
+def blank(cls: type) -> Callable[[], Any]:
+    """A maker of empty twins of ``cls``: ``obj = new(); obj.field = ...`` for every field; ``obj.__class__ = cls``."""
+    return partial(object.__new__, maker(cls))
+
+
 def replaced(obj: T, **changes: Any) -> T:
     """``dataclasses.replace(obj, **changes)`` for a class :func:`maker` accepts, without the ``__init__``."""
     cls: type = type(obj)
-    twin = maker(cls)
-    item = twin(*[changes.pop(name) if name in changes else getattr(obj, name) for name in cls.__slots__])  # type: ignore[attr-defined]
-    if changes:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes)[0]!r}")
+    item = maker(cls)(*_values(cls)(obj))  # a mutable copy; then the changes, on it
+    for name, value in changes.items():
+        if name not in cls.__slots__:  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        setattr(item, name, value)
     item.__class__ = cls
     return item  # type: ignore[no-any-return]
+
+
+@cache
+def _values(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """Every field of a ``cls`` instance, in order, in one C call."""
+    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]
+    if len(names) == 1:  # attrgetter of one name gives the value itself, not a 1-tuple
+        return lambda obj: (getattr(obj, names[0]),)
+    return attrgetter(*names)

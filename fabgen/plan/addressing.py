@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker
+from fabgen.plan._fast import blank, replaced
 from fabgen.plan.model import Link
 from fabgen.plan.ports import model_port_index
 from fabgen.source import DataPath, SourceDoc, spec_problem
@@ -166,6 +166,8 @@ class StableAddresses:
         self.loopbacks = carve(addressing.loopbacks, loops, "loopback", 1, doc, (*_ADDR, "loopbacks"))
         self.blocks += [b for _, b in self.loopbacks.values()]
         self.mgmt: dict[str, tuple[int, Block]] | None = None
+        self.mgmt_length = f"/{addressing.mgmt.prefixlen}" if addressing.mgmt is not None else ""
+        """``/NN`` of a management address (3,000 hosts and 2,000 switches at 24k GPUs ask)."""
         if addressing.mgmt is not None:
             hosts = sum(len(g.host_names()) for g in spec.hosts)
             self.mgmt = carve(addressing.mgmt, [("hosts", hosts, 1), *loops], "mgmt", 1, doc, (*_ADDR, "mgmt"))
@@ -187,9 +189,9 @@ class StableAddresses:
             return None
         pinned = self.pinned.get((name, "mgmt"))
         if pinned is not None:
-            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+            return f"{pinned}{self.mgmt_length}"
         info = self.switches[name]
-        return f"{_ntoa(self.mgmt[_TIER_ROLE[info.tier]][0] + info.ordinal)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+        return f"{_ntoa(self.mgmt[_TIER_ROLE[info.tier]][0] + info.ordinal)}{self.mgmt_length}"
 
     def host_mgmt(self, index: int, name: str) -> str | None:
         """``index``: the host's position in the spec's host list (group order, then the group's own order)."""
@@ -197,8 +199,8 @@ class StableAddresses:
             return None
         pinned = self.pinned.get((name, "mgmt"))
         if pinned is not None:
-            return f"{pinned}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
-        return f"{_ntoa(self.mgmt['hosts'][0] + index)}/{self.spec.fabric.addressing.mgmt.prefixlen}"  # type: ignore[union-attr]
+            return f"{pinned}{self.mgmt_length}"
+        return f"{_ntoa(self.mgmt['hosts'][0] + index)}{self.mgmt_length}"
 
     def links(self, raw: Sequence[PlannedLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
         """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
@@ -208,7 +210,6 @@ class StableAddresses:
             blocks["spine"] = self.p2p["spines"][0]
         taken: set[int] = set()
         spill: list[int] = []
-        firsts: list[int] = []
         # Hot loop (800k links at 262k GPUs): per owning switch its first /31, radix and the port numbers of its
         # kind's port names (memoised per kind), looked up once per link.
         numbers: dict[tuple[str, str, int], dict[str, int]] = {}
@@ -218,14 +219,24 @@ class StableAddresses:
                 known = numbers.setdefault((info.os, info.model, info.speed), {})
                 owners[name] = (blocks[info.tier] + 2 * info.ordinal * info.radix, info.radix, known, info)
         owner_of = owners.get
-        for position, (a, ap, b, bp, role, _rail, _speed, _explicit) in enumerate(raw):
+        out: list[Link] = []
+        add = out.append
+        # A /31's two addresses share their first three octets (``first`` is even): one "a.b.c." per /24, and
+        # the last octet with its "/31" from a table, in place of two inet_ntoa calls and two f-strings a link.
+        heads: dict[int, str] = {}
+        tails = _TAILS
+        blank_link, link_class = _BLANK_LINK, Link
+        # One pass: a link whose owner port has its own /31 is built at once; the others (outside the port
+        # scheme, or a second cable on a port) are built in ``spill`` below, once every port's /31 is known.
+        for position, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
             device, port = (b, bp) if role == "host-leaf" else (a, ap)
             owner = owner_of(device)
             first = -1
             if owner is not None:
                 base, radix, known, info = owner
-                index = known.get(port)
-                if index is None:
+                try:
+                    index = known[port]
+                except KeyError:  # the first port of this name on the switch kind
                     index = known[port] = model_port_index(info.os, info.model, port, info.speed)
                 if 1 <= index <= radix:
                     first = base + 2 * (index - 1)
@@ -235,7 +246,28 @@ class StableAddresses:
                         taken.add(first)
             if first < 0:
                 spill.append(position)
-            firsts.append(first)
+                first = 0  # a placeholder /31: the link is built again below
+            length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
+            try:
+                head = heads[first >> 8]
+            except KeyError:  # the first /31 of this /24
+                head = heads[first >> 8] = _ntoa(first & ~0xFF)[:-1]
+            low = first & 0xFF
+            # Link(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            item = blank_link()
+            item.a_device = a
+            item.a_port = ap
+            item.b_device = b
+            item.b_port = bp
+            item.role = role
+            item.rail = rail
+            item.speed = speed
+            item.a_address = head + tails[low + 1]
+            item.b_address = head + tails[low]
+            item.explicit = explicit
+            item.length_m = length
+            item.__class__ = link_class
+            add(item)
         if spill:
             # From the top of the pool down, skipping /31s a port already has: the top of the last block is the
             # last position's last ports, rarely cabled, so a tight pool still takes a few odd cables.
@@ -249,28 +281,18 @@ class StableAddresses:
                     raise SpecError([spec_problem(self.doc, (
                         f"{len(spill)} cable(s) outside the port scheme need /31s, but every /31 of the p2p pool "
                         f"{self.p2p_pool} is taken"), (*_ADDR, "p2p"))])
-                firsts[position] = candidate
-        out: list[Link] = []
-        add = out.append
-        # A /31's two addresses share their first three octets (``first`` is even): one "a.b.c." per /24, and
-        # the last octet with its "/31" from a table, in place of two inet_ntoa calls and two f-strings a link.
-        heads: dict[int, str] = {}
-        tails = _TAILS
-        twin, link_class = _LINK_TWIN, Link
-        for (a, ap, b, bp, role, rail, speed, explicit), first in zip(raw, firsts, strict=True):
-            length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
-            head = heads.get(first >> 8)
-            if head is None:
-                head = heads[first >> 8] = _ntoa(first & ~0xFF)[:-1]
-            low = first & 0xFF
-            item = twin(a, ap, b, bp, role, rail, speed, head + tails[low + 1], head + tails[low], explicit, length)
-            item.__class__ = link_class
-            add(item)
+                out[position] = replaced(out[position], a_address=f"{_ntoa(candidate + 1)}{P2P_SUFFIX}",
+                                         b_address=f"{_ntoa(candidate)}{P2P_SUFFIX}")
         return out
 
 
-_TAILS = tuple(f"{n}/31" for n in range(256))
-_LINK_TWIN = maker(Link)
+P2P_SUFFIX = "/31"
+"""The prefix length every link address carries (:meth:`StableAddresses.links` makes them all)."""
+BARE = -len(P2P_SUFFIX)
+"""``address[:BARE]`` is a link address without its prefix length: a slice, where ``partition("/")`` also makes a
+tuple and the ``"31"`` string (200k link addresses are cut at 24k GPUs)."""
+_TAILS = tuple(f"{n}{P2P_SUFFIX}" for n in range(256))
+_BLANK_LINK = blank(Link)
 
 
 def refuse(message: str, doc: SourceDoc | None, path: DataPath) -> SpecError:

@@ -12,14 +12,13 @@ from typing import Literal
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker, replaced
-from fabgen.plan.addressing import StableAddresses
+from fabgen.plan._fast import blank, replaced
+from fabgen.plan.addressing import BARE, StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import HostMemo, host_plan
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
-    BgpIntent,
     FabricPlan,
     Link,
     QosIntent,
@@ -73,12 +72,13 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     if spec.fabric.devices or spec.ipam_rows:
         apply_pins(spec, doc, addresses, renamed, host_names)
     links = addresses.links(raw, lengths)
+    del raw  # 74k tuples at 24k GPUs, dead now: their memory takes the switch ports instead of fresh pages
 
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     default_qos = qos_intent(spec.qos, roles)
     switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, addresses)))
     bgp = bgp_intents(spec, switches, doc)
-    switches = tuple(_finish(s, addresses.switch_mgmt(s.name), bgp.get(s.name)) for s in switches)
+    switches = tuple(s if (intent := bgp.get(s.name)) is None else replaced(s, bgp=intent) for s in switches)
     host_links = {}
     for link in links:
         if link.role == "host-leaf":
@@ -283,28 +283,24 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         policies.append((qos, qos_path))
-        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
-                                qos.cable_length_m)
+        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role))
     # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
     mine = ends.get
     for link in links:
         a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
-        end = mine(a)
-        if end is not None:
-            end.add(link, ap, link.a_address, b, bp, link.b_address, "up", b in ends)
-        end = mine(b)
-        if end is not None:
-            end.add(link, bp, link.b_address, a, ap, link.a_address, "down", a in ends)
+        lower, upper = mine(a), mine(b)  # None: not a switch (a host)
+        if lower is not None:
+            lower.add(link, ap, link.a_address, b, bp, link.b_address, "up", upper is not None)
+        if upper is not None:
+            upper.add(link, bp, link.b_address, a, ap, link.a_address, "down", lower is not None)
     result = []
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
         tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
-        # Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order.
-        keys = end.keys
-        ports = tuple(end.ports[k] for k in sorted(range(len(keys)), key=keys.__getitem__))
+        ports = end.in_panel_order()
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=addresses.loopback(slot.name), mgmt=None, ports=ports, qos=qos,
+            loopback=addresses.loopback(slot.name), mgmt=addresses.switch_mgmt(slot.name), ports=ports, qos=qos,
             qos_path=qos_path,
             load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
@@ -321,33 +317,57 @@ class _Ends:
     memo: dict[str, tuple[int, tuple[int, ...]]]
     """Port name -> (front-panel index, lanes), shared by the tier's switches."""
     cable: dict[str, int]
-    default_m: int
+    """Link role -> metres: the policy's ``cable_by_role``, which has every role."""
     ports: list[SwitchPort] = field(default_factory=list)
-    keys: list[tuple[bool, int, str]] = field(default_factory=list)
+    last: int = 0
+    """Front-panel index of the last port added; ``in_order`` stays True while each index is above it."""
+    in_order: bool = True
 
     def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
             direction: Literal["up", "down"], peer_is_switch: bool) -> None:
-        known = self.memo.get(port)
-        if known is None:
-            known = self.memo[port] = _port_facts(self.tier, self.width, port)
-        index, lanes = known
-        # SwitchPort(...) with every field, built in place (fabgen.plan._fast)
-        entry = _PORT_TWIN(port, index, lanes, link.speed, direction, peer, peer_port,
-                           "switch" if peer_is_switch else "host", address, peer_address.partition("/")[0], link.rail,
-                           f"{peer}:{peer_port}", False, link.length_m or self.cable.get(link.role, self.default_m))
+        try:
+            index, lanes = self.memo[port]
+        except KeyError:  # the first port of this name on the tier
+            index, lanes = self.memo[port] = _port_facts(self.tier, self.width, port)
+        # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+        entry = _blank_port()
+        entry.name = port
+        entry.index = index
+        entry.lanes = lanes
+        entry.speed = link.speed
+        entry.direction = direction
+        entry.peer_device = peer
+        entry.peer_port = peer_port
+        entry.peer_kind = "switch" if peer_is_switch else "host"
+        entry.address = address
+        entry.peer_address = peer_address[:BARE]
+        entry.rail = link.rail
+        entry.description = f"{peer}:{peer_port}"
+        entry.shutdown = False
+        entry.cable_m = link.length_m or self.cable[link.role]
         entry.__class__ = SwitchPort
         self.ports.append(entry)
-        self.keys.append((index == 0, index, port))
+        # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
+        if index > self.last:
+            self.last = index
+        else:
+            self.in_order = False
+
+    def in_panel_order(self) -> tuple[SwitchPort, ...]:
+        """Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order."""
+        if self.in_order:
+            return tuple(self.ports)
+        return tuple(sorted(self.ports, key=_panel_key))  # sorted() is stable: ties keep cabling order
 
 
-_PORT_TWIN = maker(SwitchPort)
+def _panel_key(port: SwitchPort) -> tuple[bool, int, str]:
+    return port.index == 0, port.index, port.name
+
+
+_blank_port = blank(SwitchPort)
 
 
 def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[int, ...]]:
     """A port name's front-panel index on ``tier`` (0: outside its scheme) and its SerDes lanes."""
     index = model_port_index(tier.os, tier.model, name, tier.speed, width)
     return index, model_port_lanes(tier.os, tier.model, index, tier.speed, width) if index else ()
-
-
-def _finish(switch: Switch, mgmt: str | None, bgp: BgpIntent | None) -> Switch:
-    return replaced(switch, mgmt=mgmt, bgp=bgp)

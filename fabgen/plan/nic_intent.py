@@ -26,8 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Literal
+
+from fabgen.plan._fast import maker
 
 NUM_PRIORITIES = 8
 """IEEE 802.1p priorities (and mlx5 traffic classes)."""
@@ -419,11 +422,11 @@ class HostNicIntent:
         tables for each of 3,000 identical hosts was a third of planning time.
         """
         _check(bool(_HOST.match(host)), f"host name {host!r} is not safe in a script")
-        twin = object.__new__(HostNicIntent)
-        for name in self.__slots__:
-            object.__setattr__(twin, name, getattr(self, name))
-        object.__setattr__(twin, "host", host)
-        return twin
+        # Built in place (fabgen.plan._fast): a quarter of the time of setting 16 slots one by one.
+        fields = _INTENT_FIELDS(self)
+        twin = _INTENT_TWIN(host, *fields[1:])  # host is the first field (tests/plan/test_fast.py)
+        twin.__class__ = HostNicIntent
+        return twin  # type: ignore[no-any-return]
 
     @property
     def pfc_enabled(self) -> tuple[int, ...]:
@@ -453,6 +456,10 @@ class HostNicIntent:
     def cma_roce_mode_name(self) -> str | None:
         """``default_roce_mode`` text for :attr:`cma_roce_mode` (``RoCE v2``)."""
         return None if self.cma_roce_mode is None else CMA_ROCE_MODE_NAMES[self.cma_roce_mode]
+
+
+_INTENT_TWIN = maker(HostNicIntent, copies_checked=True)
+_INTENT_FIELDS = attrgetter(*HostNicIntent.__slots__)
 
 
 @dataclass(frozen=True, slots=True)

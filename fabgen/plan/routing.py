@@ -31,9 +31,10 @@ import fnmatch
 import socket
 from collections import Counter
 from dataclasses import replace
+from operator import itemgetter
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import maker
+from fabgen.plan._fast import blank
 from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
@@ -46,7 +47,7 @@ LEAF_BLOCK = 100_000
 
 _ROUTING: DataPath = ("fabric", "routing")
 
-_NEIGHBOR_TWIN = maker(BgpNeighbor)
+_BLANK_NEIGHBOR = blank(BgpNeighbor)
 """The 24k fabric has 98,304 session ends: each :class:`BgpNeighbor` is built in place
 (:mod:`fabgen.plan._fast`), equal and still frozen, in a fraction of its ``__init__``'s time
 (``tests/plan/test_routing.py`` compares every field with the dataclass's own constructor)."""
@@ -82,7 +83,7 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
     hold = routing.timers.hold if routing.timers else None
     fixed_paths = routing.maximum_paths
     asn_of = asns.get
-    twin, neighbor_class = _NEIGHBOR_TWIN, BgpNeighbor
+    blank_neighbor, neighbor_class = _BLANK_NEIGHBOR, BgpNeighbor
     same_asn: dict[int, Problem] = {}
     intents: dict[str, BgpIntent] = {}
     for switch in switches:
@@ -102,7 +103,13 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
                     # so its interface address is the subnet.
                     host_nets.append(port.address)
                 continue  # a switch without BGP: lint FG602 reports the link
-            item = twin(port.peer_address, remote, port.name, peer, port.description)  # BgpNeighbor(...), in place
+            # BgpNeighbor(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            item = blank_neighbor()
+            item.address = port.peer_address
+            item.remote_asn = remote
+            item.port = port.name
+            item.peer_device = peer
+            item.description = port.description
             item.__class__ = neighbor_class
             neighbors.append(item)
             if port.direction == "up":
@@ -120,7 +127,7 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
         intents[switch.name] = BgpIntent(
             asn=asn, router_id=loopback, neighbors=tuple(neighbors), maximum_paths=paths,
             multipath_relax=len(set(up_asns)) > 1,
-            networks=tuple(sorted(set(host_nets), key=_by_address)),
+            networks=_in_address_order(set(host_nets)),
             bfd=bfd, keepalive=keepalive, hold=hold,
         )
     if same_asn:
@@ -128,9 +135,18 @@ def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc 
     return intents
 
 
-def _by_address(prefix: str) -> bytes:
-    """Sort key: the address's network-order bytes compare as the numbers do."""
-    return socket.inet_aton(prefix.partition("/")[0])
+def _in_address_order(prefixes: set[str]) -> tuple[str, ...]:
+    """``prefixes`` (distinct host /31s and a /32) by address: network-order bytes compare as the numbers do.
+
+    The keys are made by ``map`` (C loops), not a Python key function called 26k times at 24k GPUs; every
+    prefix here ends in ``/31`` or ``/32``, so ``[:-3]`` is its address.
+    """
+    keyed = sorted(zip(map(socket.inet_aton, map(_ADDRESS_PART, prefixes)), prefixes, strict=True))
+    return tuple(map(_PREFIX_PART, keyed))  # keys are distinct: the prefixes themselves are never compared
+
+
+_ADDRESS_PART = itemgetter(slice(None, -3))
+_PREFIX_PART = itemgetter(1)
 
 
 def _same_asn(found: dict[int, Problem], a: str, b: str, asn: int, origin: dict[str, int],

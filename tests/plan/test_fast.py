@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric
-from fabgen.plan._fast import maker, replaced
-from fabgen.plan.model import BackendInterface, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
+from fabgen.plan._fast import blank, maker, replaced
+from fabgen.plan.model import BackendInterface, BgpNeighbor, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
 from fabgen.plan.nic_intent import HostNicIntent
 from tests.helpers import example
 
@@ -79,9 +79,51 @@ def test_planned_objects_are_the_plan_classes() -> None:
     assert all(type(p) is SwitchPort for s in plan.switches for p in s.ports)
 
 
+@pytest.mark.parametrize("name", ["lab", "sonic-pod", "cumulus-pod", "llama3-24k"])
+def test_every_slot_of_a_planned_port_link_and_neighbor_is_set(name: str) -> None:
+    """Ports, links and BGP neighbours are built slot by slot (fabgen.plan._fast.blank): a field the planner
+    forgets stays unset."""
+    plan = plan_fabric(load_spec(example(name)))
+    neighbors = [n for s in plan.switches if s.bgp for n in s.bgp.neighbors]
+    ports = [p for s in plan.switches for p in s.ports]
+    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors)):
+        assert items and all(type(item) is cls for item in items)
+        assert not {field for item in items for field in cls.__slots__ if not hasattr(item, field)}, cls
+        assert items[0] == cls(**{field: getattr(items[0], field) for field in cls.__slots__})
+
+
+def test_a_forgotten_slot_is_loud() -> None:
+    port = blank(SwitchPort)()
+    port.name = "Ethernet1/1"
+    port.__class__ = SwitchPort
+    with pytest.raises(AttributeError):
+        repr(port)
+
+
 def test_replaced_is_dataclasses_replace() -> None:
     port = SwitchPort(*SAMPLES[1][1])
     assert replaced(port, shutdown=False, cable_m=7) == dataclasses.replace(port, shutdown=False, cable_m=7)
     assert type(replaced(port)) is SwitchPort and replaced(port) == port
     with pytest.raises(TypeError, match="no field 'nope'"):
         replaced(port, nope=1)
+
+
+def test_for_host_is_replace_of_the_host_name() -> None:
+    """HostNicIntent.for_host copies through a twin that skips __post_init__: it must equal a checked replace."""
+    intent = plan_fabric(load_spec(example("lab"))).hosts[0].nic_intent
+    assert intent is not None
+    copied = intent.for_host("other-host")
+    assert type(copied) is HostNicIntent
+    assert copied == dataclasses.replace(intent, host="other-host")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copied.__setattr__("host", "x")
+    with pytest.raises(ValueError, match="not safe"):
+        intent.for_host("bad\nname")
+
+
+def test_replaced_on_a_one_field_class() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class One:
+        a: int
+
+    assert replaced(One(1), a=2) == One(2) and replaced(One(1)) == One(1)
