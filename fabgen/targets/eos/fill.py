@@ -45,39 +45,9 @@ def _templates() -> tuple[str, ...]:
     return tuple(sorted(f"eos/{path.name}" for path in (resource_dir("templates") / "eos").glob("*.j2")))
 
 
-def key_and_values(eos: EosConfig) -> tuple[tuple[Any, ...], list[str]]:
-    """What makes two configs one shape, and the values :func:`slotted` replaces, in its order."""
-    values = [eos.title, eos.hostname, eos.mmu_note]
-    key: list[Any] = [eos.notes, eos.dscp_maps, eos.tx_queue_maps, eos.qos_profiles, eos.watchdog_defaults,
-                      eos.load_balance, eos.loopback.name, eos.mmu.name if eos.mmu else None]
-    if eos.mmu:
-        values.append(str(eos.mmu.headroom_bytes))
-    for i in eos.ethernet_interfaces:
-        key.append((i.name, bool(i.description), i.mtu, i.speed, i.service_profile, i.shutdown))
-        if i.description:
-            values.append(i.description)
-        values.append(i.address)
-    values.append(eos.loopback.address)
-    key.append(eos.management.name if eos.management else None)
-    if eos.management:
-        values.append(eos.management.address)
-    bgp = eos.router_bgp
-    if bgp:
-        key.append((bgp.timers, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks)))
-        values += [str(bgp.asn), bgp.router_id]
-        for n in bgp.neighbors:
-            key.append((n.bfd, bool(n.description)))
-            values += [n.address, str(n.remote_as)]
-            if n.description:
-                values.append(n.description)
-        values += bgp.networks
-    else:
-        key.append(None)
-    return tuple(key), values
-
-
 def slotted(eos: EosConfig) -> tuple[EosConfig, list[str]]:
-    """``eos`` with each value of :func:`key_and_values` replaced by its sentinel, and those values."""
+    """``eos`` with each per-switch value replaced by its sentinel, and those values
+    (:class:`fabgen.targets.eos.values.PlanValues` reads the same values from the plan, in this order)."""
     values: list[str] = []
 
     def slot(value: object) -> str:
