@@ -45,6 +45,20 @@ def config_text(value: str, limit: int = MAX_DESCRIPTION) -> str:
     return " ".join(cleaned.split())[:limit].rstrip()
 
 
+_CLEAN_LINES = re.compile(rf"(?:(?=[^\n]{{1,{MAX_DESCRIPTION}}}(?:\n|\Z)){_CLEAN_TEXT.pattern}(?:\n|\Z))+")
+"""Lines each of which :func:`config_text` would return unchanged."""
+
+
+def config_texts(values: list[str]) -> list[str]:
+    """:func:`config_text` of each value: when none needs a change (one C-level match over all of them says
+    so) the values themselves, without a call per value. A value holding a line break would split its line in
+    two: the count of breaks rules that out."""
+    joined = "\n".join(values)
+    if values and joined.count("\n") == len(values) - 1 and _CLEAN_LINES.fullmatch(joined):
+        return values
+    return list(map(config_text, values))
+
+
 def eos_mtu(mtu: int) -> int:
     """The IP MTU EOS is given for a plan MTU."""
     return min(mtu, EOS_MAX_MTU)

@@ -27,7 +27,7 @@ from typing import Any
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent
 from fabgen.targets.eos.headroom import mmu_profile
-from fabgen.targets.eos.text import by_address, config_text, eos_mtu, natural_key
+from fabgen.targets.eos.text import by_address, config_text, config_texts, eos_mtu, natural_key
 
 _PORT_SHAPE = attrgetter("name", "speed", "lanes", "shutdown")
 _NAME = attrgetter("name")
@@ -68,7 +68,7 @@ class PlanValues:
         values = [title, switch.name, config_text(mmu_note)]
         if mmu:
             values.append(str(mmu.headroom_bytes))
-        descriptions = list(map(config_text, map(_DESCRIPTION, ports)))
+        descriptions = config_texts(list(map(_DESCRIPTION, ports)))
         addresses = list(map(_ADDRESS, ports))
         described: tuple[bool, ...] | bool = True
         if "" in descriptions:
@@ -93,7 +93,7 @@ class PlanValues:
             key.append(None)
             return tuple(key), values
         neighbors = by_address(bgp.neighbors)
-        texts = list(map(config_text, map(_DESCRIPTION, neighbors)))
+        texts = config_texts(list(map(_DESCRIPTION, neighbors)))
         bfd = (bgp.bfd.interval_ms, bgp.bfd.multiplier) if bgp.bfd else None
         key.append((bgp.keepalive, bgp.hold, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks), bfd,
                     len(neighbors), True if "" not in texts else tuple(map(bool, texts))))

@@ -29,7 +29,7 @@ from fabgen.targets.environment import environment
 from fabgen.targets.eos.config import TEMPLATE, eos_config, render_eos
 from fabgen.targets.eos.fill import slotted
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
-from fabgen.targets.eos.text import by_address, natural_key
+from fabgen.targets.eos.text import by_address, config_text, config_texts, natural_key
 from fabgen.targets.eos.values import PlanValues
 
 LAB = EXAMPLES / "lab" / "spec.yaml"
@@ -141,3 +141,9 @@ _ADDRESSES = st.one_of(st.tuples(_OCTETS, _OCTETS, _OCTETS, _OCTETS).map(".".joi
 def test_neighbours_sort_as_natural_keys_sort_them(addresses: list[str]) -> None:
     neighbors = tuple(BgpNeighbor(a, 1, f"p{n}", f"d{n}", "x") for n, a in enumerate(addresses))
     assert by_address(neighbors) == sorted(neighbors, key=lambda n: natural_key(n.address))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.text("ab c\n\r\t?:/-_", max_size=8), st.text("x", min_size=238, max_size=243))))
+def test_config_texts_is_config_text_of_each(values: list[str]) -> None:
+    assert config_texts(values) == [config_text(v) for v in values]
