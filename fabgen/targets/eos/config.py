@@ -80,6 +80,7 @@ from fabgen.targets.eos.model import (
 from fabgen.targets.eos.parse import parse_eos_qos
 from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
+from fabgen.targets.eos.slots import Vouchers
 from fabgen.targets.eos.text import EOS_MAX_MTU as EOS_MAX_MTU
 from fabgen.targets.eos.text import SAFE_TEXT as SAFE_TEXT
 from fabgen.targets.eos.text import by_address, config_text, eos_mtu, natural_key
@@ -257,8 +258,8 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
         shape, slots = slotted(eos())
         return env.get_template(TEMPLATE).render(eos=shape), slots
 
-    cfg = render_filled(context, key, values, TEMPLATE, lambda: env.get_template(TEMPLATE).render(eos=eos()),
-                        cfg_shape)
+    cfg, cfg_pieces = render_filled(context, key, values, TEMPLATE,
+                                    lambda: env.get_template(TEMPLATE).render(eos=eos()), cfg_shape)
     title, name = values[0], session_name(cfg)
     body = cfg[:-len("end\n")] if cfg.endswith("\nend\n") else config_body(cfg)
 
@@ -272,9 +273,14 @@ def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
         return render_session_parts(env, f"{MARK}0{MARK}", f"{MARK}1{MARK}", prologue(), f"{MARK}2{MARK}"), [
             eos().title, name, body]
 
-    session = render_filled(context, key, [title, name, body], SESSION_TEMPLATE,
-                            lambda: render_session_parts(env, eos().title, name, prologue(), body), session_shape)
-    return {f"switches/{switch.name}.cfg": cfg, session_path(switch.name): session}
+    session, session_pieces = render_filled(context, key, [title, name, body], SESSION_TEMPLATE,
+                                            lambda: render_session_parts(env, eos().title, name, prologue(), body),
+                                            session_shape)
+    paths = f"switches/{switch.name}.cfg", session_path(switch.name)
+    if cfg_pieces and session_pieces:
+        vouchers: Vouchers = context.cache.get("eos-vouchers") or context.cache.setdefault("eos-vouchers", Vouchers())
+        vouchers.vouch(key, (paths[0], cfg, cfg_pieces, values), (paths[1], session, session_pieces, [title, name]))
+    return {paths[0]: cfg, paths[1]: session}
 
 
 TARGET = Target(

@@ -78,11 +78,13 @@ def slotted(eos: EosConfig) -> tuple[EosConfig, list[str]]:
 
 
 def split(text: str) -> Split:
+    """A shape's text at its sentinels (:data:`Split`)."""
     parts = _SENTINEL.split(text)
     return parts[0::2], [int(n) for n in parts[1::2]]
 
 
 def fill(pieces: Split, values: list[str]) -> str:
+    """The shape's text with each sentinel replaced by its value."""
     texts, order = pieces
     out = [""] * (len(texts) + len(order))  # the shape's text at even places, values at odd ones
     out[0::2] = texts
@@ -91,22 +93,28 @@ def fill(pieces: Split, values: list[str]) -> str:
 
 
 def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str], name: str,
-                  render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]) -> str:
-    """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full."""
+                  render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]
+                  ) -> tuple[str, Split | None]:
+    """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full;
+    and the split when the text is exactly it filled with ``values`` (what :mod:`fabgen.targets.eos.slots`
+    needs to know to vouch for it), else None."""
     shapes: dict[tuple[str, tuple[Any, ...]], Split | None] = context.cache.setdefault("eos-shapes", {})
     if not shipped_templates(context, _templates()):
-        return render()
+        return render(), None
     cache_key = (name, key)
     if cache_key in shapes:
         pieces = shapes[cache_key]
         if pieces is None:
-            return render()
+            return render(), None
         text = fill(pieces, values)
-        return render() if MARK in text else text  # a value held the marker: its pieces may be misplaced
+        if MARK in text:  # a value held the marker: its pieces may be misplaced
+            return render(), None
+        return text, pieces
     if MARK in "".join(values):
-        return render()
+        return render(), None
     text = render()
     shape_text, slots = render_shape()
     pieces = split(shape_text)
-    shapes[cache_key] = pieces if slots == values and fill(pieces, values) == text else None
-    return text
+    good = slots == values and fill(pieces, values) == text
+    shapes[cache_key] = pieces if good else None
+    return text, pieces if good else None
