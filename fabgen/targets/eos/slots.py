@@ -44,12 +44,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 from typing import Any
 
 from fabgen.targets.eos.check import check_eos_config, vouch
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
+from fabgen.targets.eos.text import quads
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -59,20 +60,11 @@ Tokens = tuple[str, ...]
 Match = Callable[[Tokens], "tuple[Sequence[str], tuple[Any, ...]] | None"]
 """Tokens -> (what equalities are taken of, what the canonical forms keep), or None when one is no token."""
 
-_OCTETS = frozenset(map(str, range(256)))
-"""Every octet :data:`~fabgen.targets.eos.shape.IP` accepts: 0-255, no leading zero."""
-_DOTS = methodcaller("count", ".")
 _FIRST, _LAST, _LAST_OF_ADDRESS = itemgetter(0), itemgetter(-1), itemgetter(-4)
 _LENGTH, _BEFORE_LENGTH = itemgetter(slice(-3, None)), itemgetter(slice(None, -3))
 _PARITY = str.maketrans("0123456789", "0101010101")
 _HOSTNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _NAME = re.compile(r"fabgen-[0-9a-f]{12}")
-
-
-def _quads(tokens: Sequence[str]) -> bool:
-    """Each token matches :data:`~fabgen.targets.eos.shape.IP`: three dots, and every octet one of
-    :data:`_OCTETS` (anything else, a line break or a space too, is no octet)."""
-    return set(map(_DOTS, tokens)) == {3} and _OCTETS.issuperset(".".join(tokens).split("."))
 
 
 def _text(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
@@ -97,7 +89,7 @@ def _asn(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
 def _address(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
     """A dotted quad."""
-    return (tokens, ()) if _quads(tokens) else None
+    return (tokens, ()) if quads(tokens) else None
 
 
 def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
@@ -105,8 +97,8 @@ def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
     stays in the text (kept)."""
     if not {"/31", "/32"}.issuperset(map(_LENGTH, tokens)):
         return None
-    quads = list(map(_BEFORE_LENGTH, tokens))
-    return (quads, ("".join(map(_LAST, tokens)),)) if _quads(quads) else None
+    addresses = list(map(_BEFORE_LENGTH, tokens))
+    return (addresses, ("".join(map(_LAST, tokens)),)) if quads(addresses) else None
 
 
 def _network(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:

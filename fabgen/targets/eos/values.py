@@ -43,6 +43,12 @@ class PlanValues:
         self.cluster = plan.spec.cluster.name
         self._orders: dict[tuple[str, ...], list[int]] = {}
         self._policies: dict[int, tuple[QosIntent, int]] = {}
+        self._keys: dict[tuple[Any, ...], int] = {}
+
+    def _interned(self, key: list[Any]) -> tuple[str, int]:
+        """A small stand-in for ``key``, one per distinct key: the shape caches hash it several times per
+        switch, and a key holds a tuple per port."""
+        return "plan", self._keys.setdefault(tuple(key), len(self._keys))
 
     def _policy(self, qos: QosIntent) -> int:
         """A token per policy object (kept alive here, so its id is never reused): equal tokens, equal policy."""
@@ -59,7 +65,7 @@ class PlanValues:
             order = self._orders[names] = sorted(range(len(names)), key=lambda i: natural_key(names[i]))
         return order
 
-    def key_and_values(self, switch: Switch) -> tuple[tuple[Any, ...], list[str]]:
+    def key_and_values(self, switch: Switch) -> tuple[tuple[str, int], list[str]]:
         """The shape key of ``switch`` and :func:`fabgen.targets.eos.fill.slotted`'s values for it, in its order."""
         qos = switch.qos
         ports = [switch.ports[i] for i in self._port_order(switch)]
@@ -85,13 +91,13 @@ class PlanValues:
         values.append(switch.loopback)
         if switch.mgmt:
             values.append(switch.mgmt)
-        key: list[Any] = ["plan", self._policy(qos), switch.model, switch.asic, switch.speed, switch.roce_qp_hash,
+        key: list[Any] = [self._policy(qos), switch.model, switch.asic, switch.speed, switch.roce_qp_hash,
                           switch.load_balancing, mmu.name if mmu else None, bool(switch.mgmt),
                           tuple(map(_PORT_SHAPE, ports)), described]
         bgp = switch.bgp
         if bgp is None:
             key.append(None)
-            return tuple(key), values
+            return self._interned(key), values
         neighbors = by_address(bgp.neighbors)
         texts = config_texts(list(map(_DESCRIPTION, neighbors)))
         bfd = (bgp.bfd.interval_ms, bgp.bfd.multiplier) if bgp.bfd else None
@@ -102,5 +108,5 @@ class PlanValues:
             values += [neighbor.address, str(neighbor.remote_asn), text] if text else [
                 neighbor.address, str(neighbor.remote_asn)]
         values += bgp.networks
-        return tuple(key), values
+        return self._interned(key), values
 
