@@ -7,6 +7,12 @@ Why through shapes: the full check walks every line in Python; a fleet's
 configs are a handful of shapes (:mod:`fabgen.targets.eos.shape`), so the walk
 runs once per shape and each config costs a few regex passes. A shape that
 fails sends the real text through the full check, for its exact problems.
+
+Why some texts cost one identity test: the renderer fills most configs from a
+shape's pieces, and :mod:`fabgen.targets.eos.slots` proves from the values
+alone (without the regex passes) that such a text's shape is one whose verdict
+is known clean, and vouches for that very string object (:func:`vouch`). Any other
+text, or any doubt, goes the way above.
 """
 
 from __future__ import annotations
