@@ -7,6 +7,12 @@ Why through shapes: the full check walks every line in Python; a fleet's
 configs are a handful of shapes (:mod:`fabgen.targets.eos.shape`), so the walk
 runs once per shape and each config costs a few regex passes. A shape that
 fails sends the real text through the full check, for its exact problems.
+
+Why some texts cost one identity test: the renderer fills most configs from a
+shape's pieces, and :mod:`fabgen.targets.eos.slots` proves from the values
+alone (without the regex passes) that such a text's shape is one whose verdict
+is known clean, and vouches for that very string object (:func:`vouch`). Any other
+text, or any doubt, goes the way above.
 """
 
 from __future__ import annotations
@@ -27,8 +33,26 @@ def full_check(path: str, text: str) -> list[Problem]:
 _VERDICTS = ShapeVerdicts(lambda kind, text: not full_check(kind, text))
 
 
+_VOUCHED: dict[str, str] = {}
+"""path -> the text :mod:`fabgen.targets.eos.slots` proved clean, until that path is checked next."""
+
+
+def vouch(path: str, text: str) -> None:
+    """``text`` is proved clean (its shape's verdict, by its slots): its check is one identity test.
+
+    Only this very object is vouched for (``is``, not ``==``): any other text at ``path``, a cached
+    one read back from disk for instance, is checked as usual. Bounded: a render whose files are never
+    checked leaves a few entries, not one per switch.
+    """
+    if len(_VOUCHED) >= 64:
+        _VOUCHED.clear()
+    _VOUCHED[path] = text
+
+
 def check_eos_config(path: str, text: str) -> list[Problem]:
     """:func:`full_check`'s problems; a text whose shape passed it has none, so only a failing one is walked."""
+    if _VOUCHED.pop(path, None) is text:
+        return []
     if _VERDICTS.clean(".session" if path.endswith(".session") else ".cfg", text):
         return []
     return full_check(path, text)

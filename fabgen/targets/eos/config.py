@@ -49,18 +49,16 @@ EOS-specific decisions made here, each for a reason:
 from __future__ import annotations
 
 import hashlib
-import re
 from decimal import Decimal
-from functools import lru_cache
 
 from jinja2 import Environment
 
 from fabgen.plan import FabricPlan, Switch
-from fabgen.plan.model import BgpNeighbor, QosIntent, WatchdogIntent
+from fabgen.plan.model import QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.check import check_eos_config as check_eos_config
-from fabgen.targets.eos.fill import MARK, key_and_values, render_filled, slotted
+from fabgen.targets.eos.fill import MARK, render_filled, slotted
 from fabgen.targets.eos.headroom import mmu_profile
 from fabgen.targets.eos.limits import interface_speed, plan_limits
 from fabgen.targets.eos.model import (
@@ -82,11 +80,13 @@ from fabgen.targets.eos.model import (
 from fabgen.targets.eos.parse import parse_eos_qos
 from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
-from fabgen.targets.eos.syntax import MAX_DESCRIPTION
+from fabgen.targets.eos.slots import Vouchers
+from fabgen.targets.eos.text import EOS_MAX_MTU as EOS_MAX_MTU
+from fabgen.targets.eos.text import SAFE_TEXT as SAFE_TEXT
+from fabgen.targets.eos.text import by_address, config_text, eos_mtu, natural_key
+from fabgen.targets.eos.values import PlanValues
 
 TEMPLATE = "eos/switch.cfg.j2"
-EOS_MAX_MTU = 9214
-"""Largest IP MTU of an EOS routed interface."""
 ROCE_UDP_PORT = 4791
 BTH_DEST_QP_BYTES = "5-7"
 """Destination QP inside the InfiniBand Base Transport Header (UDP payload offsets)."""
@@ -94,31 +94,9 @@ DSCPS_PER_LINE = 8
 """DSCP values per ``qos map dscp`` line: short lines that read well and stay within any CLI limit."""
 WATCHDOG_ACTIONS = {"drop": "drop"}
 """Plan action -> EOS action. EOS has drop, notify-only and errdisable; nothing forwards a stuck queue."""
-SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
-"""Anything outside this set is replaced in free text (descriptions, comments)."""
-_CLEAN_TEXT = re.compile(r"[A-Za-z0-9._,:/()@+=#-]+(?: [A-Za-z0-9._,:/()@+=#-]+)*")
-"""Text :func:`config_text` would return unchanged (safe characters, single inner spaces)."""
-_DOTTED_QUAD = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
 
 
 # -- derivations ------------------------------------------------------------------------
-
-
-def config_text(value: str, limit: int = MAX_DESCRIPTION) -> str:
-    """Free text safe on one EOS line: no line break, no '?' (CLI help), no control character.
-
-    The spec already restricts names and descriptions; this is the second lock,
-    so a template or plan change can never let a value start a new command.
-    """
-    if len(value) <= limit and _CLEAN_TEXT.fullmatch(value):  # most text: nothing to replace, one C-level match
-        return value
-    cleaned = SAFE_TEXT.sub("_", value)
-    return " ".join(cleaned.split())[:limit].rstrip()
-
-
-def eos_mtu(mtu: int) -> int:
-    """The IP MTU EOS is given for a plan MTU."""
-    return min(mtu, EOS_MAX_MTU)
 
 
 def seconds(ms: int) -> str:
@@ -142,23 +120,6 @@ def is_sand(switch: Switch) -> bool:
 def has_dlb(switch: Switch) -> bool:
     """A platform with ``ip hardware fib load-balance distribution dynamic``."""
     return features(switch.model, switch.asic)[1]
-
-
-@lru_cache(maxsize=1 << 16)
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers.
-
-    Memoised: every switch of a tier has the same port names.
-    """
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
-
-
-def _by_address(neighbors: tuple[BgpNeighbor, ...]) -> list[BgpNeighbor]:
-    """Sorted as :func:`natural_key` sorts the addresses; for dotted quads (all of them, in practice) that is
-    the order of their four numbers, without a key of seven pairs per neighbour."""
-    if all(_DOTTED_QUAD.fullmatch(n.address) for n in neighbors):
-        return sorted(neighbors, key=lambda n: tuple(map(int, n.address.split("."))))
-    return sorted(neighbors, key=lambda n: natural_key(n.address))
 
 
 def _dscp_maps(qos: QosIntent) -> tuple[DscpMap, ...]:
@@ -216,7 +177,7 @@ def _router_bgp(switch: Switch) -> RouterBgp | None:
     timers = (bgp.keepalive, bgp.hold) if bgp.keepalive is not None and bgp.hold is not None else None
     # Sorted by address, numerically: EOS shows them so, and AVD renders them so (natural sort on ip_address).
     neighbors = tuple(BgpNeighborConfig(n.address, n.remote_asn, config_text(n.description), bfd)
-                      for n in _by_address(bgp.neighbors))
+                      for n in by_address(bgp.neighbors))
     return RouterBgp(bgp.asn, bgp.router_id, timers, bgp.maximum_paths, bgp.multipath_relax, neighbors,
                      bgp.networks)
 
@@ -277,28 +238,49 @@ def render_eos(env: Environment, plan: FabricPlan, switch: Switch) -> str:
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
     """The ``.cfg`` and the configuration session that applies it without touching anything else.
 
-    Both are rendered once per shape and filled in per switch (:mod:`fabgen.targets.eos.fill`).
+    Both are rendered once per shape and filled in per switch (:mod:`fabgen.targets.eos.fill`) with values
+    read from the plan (:mod:`fabgen.targets.eos.values`); the structured config is built only where a switch
+    is rendered in full: the first of its shape, or every switch under a template overlay. The session's shape
+    key is the config's: its prologue resets exactly the sections that key fixes.
     """
-    eos = eos_config(context.plan, switch)
     env = context.env
-    key, values = key_and_values(eos)
+    plan_values: PlanValues = context.cache.get("eos-values") or context.cache.setdefault(
+        "eos-values", PlanValues(context.plan))
+    key, values = plan_values.key_and_values(switch)
+    built: list[EosConfig] = []
+
+    def eos() -> EosConfig:
+        if not built:
+            built.append(eos_config(context.plan, switch))
+        return built[0]
 
     def cfg_shape() -> tuple[str, list[str]]:
-        shape, slots = slotted(eos)
+        shape, slots = slotted(eos())
         return env.get_template(TEMPLATE).render(eos=shape), slots
 
-    cfg = render_filled(context, key, values, TEMPLATE, lambda: env.get_template(TEMPLATE).render(eos=eos), cfg_shape)
-    prologue = resets([p.name for p in eos.qos_profiles], eos.mmu.name if eos.mmu else None,
-                      [i.name for i in eos.ethernet_interfaces] + [eos.loopback.name], eos.router_bgp is not None)
-    name, body = session_name(cfg), config_body(cfg)
+    cfg, cfg_pieces = render_filled(context, key, values, TEMPLATE,
+                                    lambda: env.get_template(TEMPLATE).render(eos=eos()), cfg_shape)
+    title, name = values[0], session_name(cfg)
+    body = cfg[:-len("end\n")] if cfg.endswith("\nend\n") else config_body(cfg)
+
+    def prologue() -> list[str]:
+        config = eos()
+        return resets([p.name for p in config.qos_profiles], config.mmu.name if config.mmu else None,
+                      [i.name for i in config.ethernet_interfaces] + [config.loopback.name],
+                      config.router_bgp is not None)
 
     def session_shape() -> tuple[str, list[str]]:
-        return render_session_parts(env, f"{MARK}0{MARK}", f"{MARK}1{MARK}", prologue, f"{MARK}2{MARK}"), [
-            eos.title, name, body]
+        return render_session_parts(env, f"{MARK}0{MARK}", f"{MARK}1{MARK}", prologue(), f"{MARK}2{MARK}"), [
+            eos().title, name, body]
 
-    session = render_filled(context, tuple(prologue), [eos.title, name, body], SESSION_TEMPLATE,
-                            lambda: render_session_parts(env, eos.title, name, prologue, body), session_shape)
-    return {f"switches/{switch.name}.cfg": cfg, session_path(switch.name): session}
+    session, session_pieces = render_filled(context, key, [title, name, body], SESSION_TEMPLATE,
+                                            lambda: render_session_parts(env, eos().title, name, prologue(), body),
+                                            session_shape)
+    paths = f"switches/{switch.name}.cfg", session_path(switch.name)
+    if cfg_pieces and session_pieces:
+        vouchers: Vouchers = context.cache.get("eos-vouchers") or context.cache.setdefault("eos-vouchers", Vouchers())
+        vouchers.vouch(key, (paths[0], cfg, cfg_pieces, values), (paths[1], session, session_pieces, [title, name]))
+    return {paths[0]: cfg, paths[1]: session}
 
 
 TARGET = Target(

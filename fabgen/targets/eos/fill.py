@@ -45,39 +45,9 @@ def _templates() -> tuple[str, ...]:
     return tuple(sorted(f"eos/{path.name}" for path in (resource_dir("templates") / "eos").glob("*.j2")))
 
 
-def key_and_values(eos: EosConfig) -> tuple[tuple[Any, ...], list[str]]:
-    """What makes two configs one shape, and the values :func:`slotted` replaces, in its order."""
-    values = [eos.title, eos.hostname, eos.mmu_note]
-    key: list[Any] = [eos.notes, eos.dscp_maps, eos.tx_queue_maps, eos.qos_profiles, eos.watchdog_defaults,
-                      eos.load_balance, eos.loopback.name, eos.mmu.name if eos.mmu else None]
-    if eos.mmu:
-        values.append(str(eos.mmu.headroom_bytes))
-    for i in eos.ethernet_interfaces:
-        key.append((i.name, bool(i.description), i.mtu, i.speed, i.service_profile, i.shutdown))
-        if i.description:
-            values.append(i.description)
-        values.append(i.address)
-    values.append(eos.loopback.address)
-    key.append(eos.management.name if eos.management else None)
-    if eos.management:
-        values.append(eos.management.address)
-    bgp = eos.router_bgp
-    if bgp:
-        key.append((bgp.timers, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks)))
-        values += [str(bgp.asn), bgp.router_id]
-        for n in bgp.neighbors:
-            key.append((n.bfd, bool(n.description)))
-            values += [n.address, str(n.remote_as)]
-            if n.description:
-                values.append(n.description)
-        values += bgp.networks
-    else:
-        key.append(None)
-    return tuple(key), values
-
-
 def slotted(eos: EosConfig) -> tuple[EosConfig, list[str]]:
-    """``eos`` with each value of :func:`key_and_values` replaced by its sentinel, and those values."""
+    """``eos`` with each per-switch value replaced by its sentinel, and those values
+    (:class:`fabgen.targets.eos.values.PlanValues` reads the same values from the plan, in this order)."""
     values: list[str] = []
 
     def slot(value: object) -> str:
@@ -108,11 +78,13 @@ def slotted(eos: EosConfig) -> tuple[EosConfig, list[str]]:
 
 
 def split(text: str) -> Split:
+    """A shape's text at its sentinels (:data:`Split`)."""
     parts = _SENTINEL.split(text)
     return parts[0::2], [int(n) for n in parts[1::2]]
 
 
 def fill(pieces: Split, values: list[str]) -> str:
+    """The shape's text with each sentinel replaced by its value."""
     texts, order = pieces
     out = [""] * (len(texts) + len(order))  # the shape's text at even places, values at odd ones
     out[0::2] = texts
@@ -121,22 +93,28 @@ def fill(pieces: Split, values: list[str]) -> str:
 
 
 def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str], name: str,
-                  render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]) -> str:
-    """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full."""
+                  render: Callable[[], str], render_shape: Callable[[], tuple[str, list[str]]]
+                  ) -> tuple[str, Split | None]:
+    """The text for one config of shape ``key``: filled in from the shape's split, or ``render()`` in full;
+    and the split when the text is exactly it filled with ``values`` (what :mod:`fabgen.targets.eos.slots`
+    needs to know to vouch for it), else None."""
     shapes: dict[tuple[str, tuple[Any, ...]], Split | None] = context.cache.setdefault("eos-shapes", {})
     if not shipped_templates(context, _templates()):
-        return render()
+        return render(), None
     cache_key = (name, key)
     if cache_key in shapes:
         pieces = shapes[cache_key]
         if pieces is None:
-            return render()
+            return render(), None
         text = fill(pieces, values)
-        return render() if MARK in text else text  # a value held the marker: its pieces may be misplaced
+        if MARK in text:  # a value held the marker: its pieces may be misplaced
+            return render(), None
+        return text, pieces
     if MARK in "".join(values):
-        return render()
+        return render(), None
     text = render()
     shape_text, slots = render_shape()
     pieces = split(shape_text)
-    shapes[cache_key] = pieces if slots == values and fill(pieces, values) == text else None
-    return text
+    good = slots == values and fill(pieces, values) == text
+    shapes[cache_key] = pieces if good else None
+    return text, pieces if good else None

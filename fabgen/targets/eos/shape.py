@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-_IP = rf"(?:{_OCTET}\.){{3}}{_OCTET}"
-_ASN = (r"(?:[1-9][0-9]{0,8}|[1-3][0-9]{9}|4[01][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}"
+OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+IP = rf"(?:{OCTET}\.){{3}}{OCTET}"
+ASN = (r"(?:[1-9][0-9]{0,8}|[1-3][0-9]{9}|4[01][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}"
         r"|42949[0-5][0-9]{4}|429496[0-6][0-9]{3}|4294967[01][0-9]{2}|42949672[0-8][0-9]|429496729[0-5])")
 """1-4294967295, no leading zero: every AS number EOS takes (asplain)."""
-_TEXT = r"(?![^\n]*bfd)[!->@-~](?:[ ->@-~]{0,238}[!->@-~])?"
+TEXT = r"(?![^\n]*bfd)[!->@-~](?:[ ->@-~]{0,238}[!->@-~])?"
 """Printable ASCII without '?', 1-240 characters, no space at either end: a valid ``{text}``; not holding ``bfd``."""
 
 
@@ -94,20 +94,20 @@ def _passes(*rows: tuple[str, Canon, str, str, int]) -> tuple[Pass, ...]:
     return tuple((re.compile(pattern), *rest) for pattern, *rest in rows)  # type: ignore[misc]
 
 
-_BGP = "router bgp "
+BGP = "router bgp "
 """Where a config's BGP block can begin at the earliest: neighbour lines before it are refused by the grammar."""
-_PORTS = "\ninterface "
+PORTS = "\ninterface "
 CONFIG_PASSES = _passes(
-    (rf"description ({_TEXT})(?=\n)", _numbered(lambda k: f"t{k}"), _PORTS, "", 0),  # a port's or a neighbour's
-    (rf"(!!? )({_TEXT})(\n)", _numbered(lambda k: f"c{k}"), "", _PORTS, 0),  # comments, all above the ports
+    (rf"description ({TEXT})(?=\n)", _numbered(lambda k: f"t{k}"), PORTS, "", 0),  # a port's or a neighbour's
+    (rf"(!!? )({TEXT})(\n)", _numbered(lambda k: f"c{k}"), "", PORTS, 0),  # comments, all above the ports
     (r"\nhostname ([A-Za-z0-9][A-Za-z0-9._-]{0,63})(?=\n)", _numbered(lambda k: f"h{k}"), "", "", 1),
-    (rf"ip address ({_IP})(?=/3[12]\n)", _numbered(_ip), _PORTS, _BGP, 0),
-    (rf"ip address ({_IP}/(?:[0-9]|[12][0-9]|30))(?=\n)", _subnet, "\ninterface Management", _BGP, 0),
-    (rf"\nrouter bgp ({_ASN})(?=\n)", _numbered(lambda k: str(k + 1)), "\nrouter bgp ", "", 1),
-    (rf" remote-as ({_ASN})(?=\n)", _numbered(lambda k: str(k + 1)), _BGP, "", 0),
-    (rf"neighbor ({_IP})(?= )", _numbered(_ip), _BGP, "", 0),
-    (rf"router-id ({_IP})(?=\n)", _numbered(_ip), _BGP, "", 1),
-    (rf"network ({_IP})(?=/3[12]\n)", _network, _BGP, "", 0),
+    (rf"ip address ({IP})(?=/3[12]\n)", _numbered(_ip), PORTS, BGP, 0),
+    (rf"ip address ({IP}/(?:[0-9]|[12][0-9]|30))(?=\n)", _subnet, "\ninterface Management", BGP, 0),
+    (rf"\nrouter bgp ({ASN})(?=\n)", _numbered(lambda k: str(k + 1)), "\nrouter bgp ", "", 1),
+    (rf" remote-as ({ASN})(?=\n)", _numbered(lambda k: str(k + 1)), BGP, "", 0),
+    (rf"neighbor ({IP})(?= )", _numbered(_ip), BGP, "", 0),
+    (rf"router-id ({IP})(?=\n)", _numbered(_ip), BGP, "", 1),
+    (rf"network ({IP})(?=/3[12]\n)", _network, BGP, "", 0),
 )
 """Each pass renames one type of per-switch value in the contexts the grammar reads it in.
 
@@ -120,15 +120,15 @@ right after ``neighbor ``, so one pass from the first ``router bgp `` renames
 all of them alike. A value a pass does not reach (outside its anchor's part)
 stays as it is, which can only make a shape differ, never pass.
 """
-_NAME_PASS: Pass = (re.compile(r" (fabgen-[0-9a-f]{12})(?=[ \n])"), _numbered(lambda k: f"fabgen-{k:012x}"), "", "", 0)
-SESSION_PASSES = (_NAME_PASS, *CONFIG_PASSES)
+NAME_PASS: Pass = (re.compile(r" (fabgen-[0-9a-f]{12})(?=[ \n])"), _numbered(lambda k: f"fabgen-{k:012x}"), "", "", 0)
+SESSION_PASSES = (NAME_PASS, *CONFIG_PASSES)
 """A whole session: its own lines add its name (its check: ``fabgen-`` and 12 hex)."""
-AROUND_PASSES = (_NAME_PASS, (CONFIG_PASSES[1][0], CONFIG_PASSES[1][1], "", "", 0))
+AROUND_PASSES = (NAME_PASS, (CONFIG_PASSES[1][0], CONFIG_PASSES[1][1], "", "", 0))
 """The session's lines around its config (comments, its name, resets), when they hold no ``neighbor``."""
 
 
 _LITERAL = {pattern: pattern.pattern.partition("(")[0].replace("\\n", "\n")
-            for pattern, *_ in (_NAME_PASS, *CONFIG_PASSES) if pattern.groups == 1}
+            for pattern, *_ in (NAME_PASS, *CONFIG_PASSES) if pattern.groups == 1}
 """The literal a one-group pattern starts with (the context its split drops)."""
 
 

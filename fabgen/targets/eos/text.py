@@ -1,0 +1,97 @@
+"""How EOS spells a plan's free text, MTU and orderings: the derivations the structured config
+(:mod:`fabgen.targets.eos.config`) and the per-switch slot values (:mod:`fabgen.targets.eos.values`) share.
+
+Why a module of their own: both paths must compute every value alike (the
+filled-in text is only byte-identical to the rendered one if they do), so they
+call these functions rather than two copies of them.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Sequence
+from functools import lru_cache
+from operator import attrgetter, itemgetter, methodcaller
+from typing import TYPE_CHECKING
+
+from fabgen.targets.eos.syntax import MAX_DESCRIPTION
+
+if TYPE_CHECKING:
+    from fabgen.plan.model import BgpNeighbor
+
+EOS_MAX_MTU = 9214
+"""Largest IP MTU of an EOS routed interface."""
+SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
+"""Anything outside this set is replaced in free text (descriptions, comments)."""
+_CLEAN_TEXT = re.compile(r"[A-Za-z0-9._,:/()@+=#-]+(?: [A-Za-z0-9._,:/()@+=#-]+)*")
+"""Text :func:`config_text` would return unchanged (safe characters, single inner spaces)."""
+_DOTTED_QUAD = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
+_OCTETS = frozenset(map(str, range(256)))
+"""Every octet of a strict dotted quad: 0-255, no leading zero."""
+_DOTS = methodcaller("count", ".")
+_FIRST, _LAST = itemgetter(0), itemgetter(-1)
+_ADDRESS = attrgetter("address")
+
+
+def config_text(value: str, limit: int = MAX_DESCRIPTION) -> str:
+    """Free text safe on one EOS line: no line break, no '?' (CLI help), no control character.
+
+    The spec already restricts names and descriptions; this is the second lock,
+    so a template or plan change can never let a value start a new command.
+    """
+    if len(value) <= limit and _CLEAN_TEXT.fullmatch(value):  # most text: nothing to replace, one C-level match
+        return value
+    cleaned = SAFE_TEXT.sub("_", value)
+    return " ".join(cleaned.split())[:limit].rstrip()
+
+
+def config_texts(values: list[str]) -> list[str]:
+    """:func:`config_text` of each value: when none needs a change, the values themselves, told by a few
+    C-level tests over all of them (the characters by one :data:`SAFE_TEXT` search, no double space, none
+    at either end, 1-240 long) instead of a call per value. The values are joined without a separator, so
+    two of them can only look worse together (a space at the end of one, at the start of the next), never
+    better: then each goes through :func:`config_text`."""
+    joined = "".join(values)
+    if (values and min(map(len, values)) >= 1 and max(map(len, values)) <= MAX_DESCRIPTION
+            and not SAFE_TEXT.search(joined) and "  " not in joined
+            and " " not in set(map(_FIRST, values)) and " " not in set(map(_LAST, values))):
+        return values
+    return list(map(config_text, values))
+
+
+def quads(addresses: Sequence[str]) -> bool:
+    """Each address a strict dotted quad (``shape.IP``): three dots, and every octet one of 0-255 without a
+    leading zero; anything else (a line break, a space, a sign) is no octet. C-level over all of them."""
+    return set(map(_DOTS, addresses)) == {3} and _OCTETS.issuperset(".".join(addresses).split("."))
+
+
+def eos_mtu(mtu: int) -> int:
+    """The IP MTU EOS is given for a plan MTU."""
+    return min(mtu, EOS_MAX_MTU)
+
+
+@lru_cache(maxsize=1 << 16)
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers.
+
+    Memoised: every switch of a tier has the same port names.
+    """
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
+
+
+def by_address(neighbors: tuple[BgpNeighbor, ...]) -> list[BgpNeighbor]:
+    """Sorted as :func:`natural_key` sorts the addresses (stable, as ``sorted`` is).
+
+    For dotted quads (all of them, in practice) that is the order of their four
+    numbers. When every one is strict (no leading zero, octets 0-255: :func:`quads`)
+    ``inet_aton``'s four bytes are the key, which compare as the four numbers do;
+    without a Python key function per neighbour.
+    """
+    addresses = list(map(_ADDRESS, neighbors))
+    if neighbors and quads(addresses):
+        keys = list(map(socket.inet_aton, addresses))
+        return [neighbors[i] for i in sorted(range(len(neighbors)), key=keys.__getitem__)]
+    if all(_DOTTED_QUAD.fullmatch(address) for address in addresses):
+        return sorted(neighbors, key=lambda n: tuple(map(int, n.address.split("."))))
+    return sorted(neighbors, key=lambda n: natural_key(n.address))
