@@ -156,15 +156,15 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
                 path, profile = entry / name, ""
                 if not os.path.lexists(path) and shares_profile(plan, host) and os.path.lexists(base / source):
                     path, profile = base / source, host.profile  # a generated tree: the copy the host installs
-                if os.path.lexists(path):
-                    if str(path) not in shared:
-                        reader = parse_nccl_conf_located if name == "nccl.conf" else parse_systemd_env_located
-                        parsed = DeployedEnv(str(path), reader(_read(path, base), str(path)), profile)
-                        if not profile:
-                            files.append(parsed)
-                            continue
+                if not os.path.lexists(path):
+                    continue
+                parsed = shared.get(str(path))
+                if parsed is None:
+                    reader = parse_nccl_conf_located if name == "nccl.conf" else parse_systemd_env_located
+                    parsed = DeployedEnv(str(path), reader(_read(path, base), str(path)), profile)
+                    if profile:
                         shared[str(path)] = parsed
-                    files.append(shared[str(path)])
+                files.append(parsed)
             if files:
                 hosts[entry.name] = tuple(files)
 
