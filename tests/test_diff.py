@@ -38,24 +38,26 @@ def test_same_spec_is_exit_0() -> None:
 
 
 def test_nccl_change_touches_hosts_only(tmp_path: Path) -> None:
+    """lab01..lab03 install their profile's NCCL pair, lab04 (a NIC out of service) its own: both change."""
     new = _spec(tmp_path, "new.yaml", ("NCCL_IB_TIMEOUT: 20", "NCCL_IB_TIMEOUT: 22"))
     code, stdout, _ = run_cli("diff", str(LAB), str(new))
     assert code == 1
     lines = stdout.splitlines()
     headers = [line for line in lines if not line.startswith(" ")]
-    assert [h.split()[:2] for h in headers[:-1]] == [["host", f"lab0{i}"] for i in range(1, 5)]
-    assert "  hosts/lab01/nccl.conf" in stdout and "+1 -1" in stdout
-    assert headers[-1].startswith("4 device(s), ")
+    assert [h.split()[:2] for h in headers[:-1]] == [["host", "lab04"], ["profile", "lab-node"]]
+    assert "  hosts/lab04/nccl.conf" in stdout and "  hosts/_profiles/lab-node/nccl.conf" in stdout
+    assert "+1 -1" in stdout
+    assert headers[-1].startswith("2 device(s), ")
 
     code, data = _json(str(LAB), str(new))
     assert code == 1 and data["changed"] is True
-    assert {d["kind"] for d in data["devices"]} == {"host"}
-    lab01 = data["devices"][0]
-    assert lab01["device"] == "lab01"
-    conf = next(f for f in lab01["files"] if f["path"] == "hosts/lab01/nccl.conf")
-    assert conf == {"path": "hosts/lab01/nccl.conf", "status": "changed", "added": 1, "removed": 1}
-    assert lab01["added"] == sum(f["added"] for f in lab01["files"])
-    assert data["totals"]["devices"] == 4 and data["totals"]["added"] == sum(d["added"] for d in data["devices"])
+    assert [d["kind"] for d in data["devices"]] == ["host", "profile"]
+    lab04 = data["devices"][0]
+    assert lab04["device"] == "lab04"
+    conf = next(f for f in lab04["files"] if f["path"] == "hosts/lab04/nccl.conf")
+    assert conf == {"path": "hosts/lab04/nccl.conf", "status": "changed", "added": 1, "removed": 1}
+    assert lab04["added"] == sum(f["added"] for f in lab04["files"])
+    assert data["totals"]["devices"] == 2 and data["totals"]["added"] == sum(d["added"] for d in data["devices"])
 
 
 def test_qos_change_touches_switches(tmp_path: Path) -> None:
@@ -86,15 +88,15 @@ def test_added_host_shows_added_files_cluster_and_leaves(tmp_path: Path) -> None
 def test_only_device_and_patch(tmp_path: Path) -> None:
     new = _spec(tmp_path, "new.yaml", ("NCCL_IB_TIMEOUT: 20", "NCCL_IB_TIMEOUT: 22"),
                 ("ecn: {min: 150KB, max: 1500KB", "ecn: {min: 200KB, max: 1500KB"))
-    code, data = _json(str(LAB), str(new), "--device", "lab01", "--device", "spine-*")
-    assert code == 1 and [d["device"] for d in data["devices"]] == ["spine-01", "spine-02", "lab01"]
-    _, owners = render_files(plan_fabric(load_spec(LAB)), None, ["lab02"])
-    target = owners["hosts/lab02/nccl.conf"][0]  # the registry names the target; no name is hard-coded here
+    code, data = _json(str(LAB), str(new), "--device", "lab04", "--device", "spine-*")
+    assert code == 1 and [d["device"] for d in data["devices"]] == ["spine-01", "spine-02", "lab04"]
+    _, owners = render_files(plan_fabric(load_spec(LAB)), None, ["lab04"])
+    target = owners["hosts/lab04/nccl.conf"][0]  # the registry names the target; no name is hard-coded here
     code, data = _json(str(LAB), str(new), "--only", target)
     assert code == 1 and all(f["path"].endswith(("nccl.conf", "nccl.env")) for d in data["devices"] for f in d["files"])
-    code, stdout, _ = run_cli("diff", str(LAB), str(new), "--only", target, "--device", "lab03", "--patch")
+    code, stdout, _ = run_cli("diff", str(LAB), str(new), "--only", target, "--device", "lab04", "--patch")
     assert code == 1
-    assert "--- a/hosts/lab03/nccl.conf\n+++ b/hosts/lab03/nccl.conf\n" in stdout
+    assert "--- a/hosts/lab04/nccl.conf\n+++ b/hosts/lab04/nccl.conf\n" in stdout
     assert "\n-NCCL_IB_TIMEOUT=20\n+NCCL_IB_TIMEOUT=22\n" in stdout
     code, stdout, _ = run_cli("diff", str(LAB), str(new), "--only", "cabling")
     assert code == 0

@@ -99,19 +99,19 @@ def test_check_reports_changed_added_removed_and_writes_nothing(tmp_path: Path) 
     out = tmp_path / "out"
     five = _hosts(tmp_path, 5)
     assert _generate(five, out)[0] == 0
-    assert (out / "hosts/lab05/nccl.conf").is_file()
-    (out / "hosts/lab01/nccl.env").unlink()  # on disk no more: the lab renders it, so it is "added"
-    _corrupt(out, "hosts/lab02/nccl.conf")
+    assert (out / "hosts/lab05/install.json").is_file()
+    (out / "hosts/lab04/nccl.env").unlink()  # on disk no more: the lab renders it, so it is "added"
+    _corrupt(out, "hosts/_profiles/lab-node/nccl.conf")
     before = _snapshot(out)
 
     code, stdout, stderr = _generate(LAB, out, "--check")
     assert code == 1
     lines = stdout.splitlines()
-    assert "added: hosts/lab01/nccl.env" in lines
+    assert "added: hosts/lab04/nccl.env" in lines
     lab05 = sorted(rel for rel in _manifest(out)["files"] if rel.startswith("hosts/lab05/"))
     assert lab05 and all(f"removed: {rel}" in lines for rel in lab05)
     # One unified diff per changed file: the hand edit, and every file whose content depends on the host count.
-    assert "--- a/hosts/lab02/nccl.conf" in lines and "+++ b/hosts/lab02/nccl.conf" in lines
+    assert "--- a/hosts/_profiles/lab-node/nccl.conf" in lines and "+++ b/hosts/_profiles/lab-node/nccl.conf" in lines
     assert "-# edited by hand" in lines
     assert "--- a/cabling.csv" in lines  # lab05's four cables are gone
     assert not any(line.startswith("--- a/hosts/lab03/") for line in lines)  # untouched files: no diff
@@ -130,15 +130,15 @@ def test_check_into_missing_directory_lists_every_file_as_added(tmp_path: Path) 
 
 
 def test_check_only_compares_the_chosen_target(lab_out: Path) -> None:
-    host_target, _ = _owner(lab_out, "hosts/lab01/nccl.conf")
+    host_target, _ = _owner(lab_out, "hosts/lab04/nccl.conf")
     switch_rel = _switch_file(lab_out, "leaf-r0-p00-01")
     switch_target, _ = _owner(lab_out, switch_rel)
-    _corrupt(lab_out, "hosts/lab01/nccl.conf")
+    _corrupt(lab_out, "hosts/lab04/nccl.conf")
     _corrupt(lab_out, switch_rel)
     before = _snapshot(lab_out)
 
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", host_target)
-    assert code == 1 and "--- a/hosts/lab01/nccl.conf" in stdout and switch_rel not in stdout
+    assert code == 1 and "--- a/hosts/lab04/nccl.conf" in stdout and switch_rel not in stdout
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", switch_target)
     assert code == 1 and f"--- a/{switch_rel}" in stdout and "nccl.conf" not in stdout
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", "cabling")
@@ -149,18 +149,18 @@ def test_check_only_compares_the_chosen_target(lab_out: Path) -> None:
 def test_check_device_globs_compare_only_matching_devices(lab_out: Path) -> None:
     leaf = _switch_file(lab_out, "leaf-r0-p00-01")
     spine = _switch_file(lab_out, "spine-01")
-    for rel in (leaf, spine, "hosts/lab01/nccl.conf", "cabling.csv"):
+    for rel in (leaf, spine, "hosts/lab04/nccl.conf", "cabling.csv"):
         _corrupt(lab_out, rel)
 
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--device", "leaf-*")
     diffs = [line[6:] for line in stdout.splitlines() if line.startswith("--- a/")]
     assert code == 1 and diffs == [leaf]
 
-    code, stdout, _ = _generate(LAB, lab_out, "--check", "--device", "spine-0[1]", "--device", "lab01")
+    code, stdout, _ = _generate(LAB, lab_out, "--check", "--device", "spine-0[1]", "--device", "lab04")
     diffs = [line[6:] for line in stdout.splitlines() if line.startswith("--- a/")]
-    assert code == 1 and sorted(diffs) == sorted(["hosts/lab01/nccl.conf", spine])
+    assert code == 1 and sorted(diffs) == sorted(["hosts/lab04/nccl.conf", spine])
 
-    code, stdout, _ = _generate(LAB, lab_out, "--check", "--device", "lab0[234]", "--device", "spine-02")
+    code, stdout, _ = _generate(LAB, lab_out, "--check", "--device", "lab0[123]", "--device", "spine-02")
     assert code == 0, stdout  # cluster-wide cabling.csv is outside any device scope
 
     code, stdout, _ = _generate(LAB, lab_out, "--check", "--only", "cabling")
@@ -201,14 +201,14 @@ def test_device_scoped_generate_leaves_other_devices_alone(tmp_path: Path, lab_o
     manifest_before = _manifest(lab_out)["files"]
     new = _timeout(tmp_path, 22)
 
-    code, stdout, _ = _generate(new, lab_out, "--device", "lab01")
+    code, stdout, _ = _generate(new, lab_out, "--device", "lab04")  # lab04 has its own NCCL files
     assert code == 0
     after = _snapshot(lab_out)
     touched = {rel for rel in after if rel != "manifest.json" and after[rel] != before[rel]}
-    assert touched and all(rel.startswith("hosts/lab01/") for rel in touched)
-    assert "NCCL_IB_TIMEOUT=22" in (lab_out / "hosts/lab01/nccl.conf").read_text()
-    assert "NCCL_IB_TIMEOUT=20" in (lab_out / "hosts/lab02/nccl.conf").read_text()
-    assert stdout == f"{lab_out}: {len(touched)} written, {sum(1 for r in before if r.startswith('hosts/lab01/')) - len(touched)} unchanged, 0 removed\n"
+    assert touched and all(rel.startswith("hosts/lab04/") for rel in touched)
+    assert "NCCL_IB_TIMEOUT=22" in (lab_out / "hosts/lab04/nccl.conf").read_text()
+    assert "NCCL_IB_TIMEOUT=20" in (lab_out / "hosts/_profiles/lab-node/nccl.conf").read_text()
+    assert stdout == f"{lab_out}: {len(touched)} written, {sum(1 for r in before if r.startswith('hosts/lab04/')) - len(touched)} unchanged, 0 removed\n"
 
     manifest = _manifest(lab_out)["files"]
     assert set(manifest) == set(manifest_before)
@@ -221,15 +221,15 @@ def test_device_scoped_generate_leaves_other_devices_alone(tmp_path: Path, lab_o
     # The rest of the tree is exactly what the old spec made: a full check with the new spec names the others.
     code, stdout, _ = _generate(new, lab_out, "--check")
     diffs = {line[6:] for line in stdout.splitlines() if line.startswith("--- a/")}
-    assert code == 1 and diffs and not any(d.startswith("hosts/lab01/") for d in diffs)
-    assert {"hosts/lab02/nccl.conf", "hosts/lab03/nccl.conf", "hosts/lab04/nccl.conf"} <= diffs
-    assert _generate(new, lab_out, "--check", "--device", "lab01")[0] == 0
+    assert code == 1 and diffs and not any(d.startswith("hosts/lab04/") for d in diffs)
+    assert {"hosts/_profiles/lab-node/nccl.conf", "hosts/_profiles/lab-node/nccl.env"} <= diffs
+    assert _generate(new, lab_out, "--check", "--device", "lab04")[0] == 0
 
 
 def test_only_scoped_generate_removes_stale_files_of_that_target_only(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert _generate(_hosts(tmp_path, 5), out)[0] == 0
-    host_target, _ = _owner(out, "hosts/lab05/nccl.conf")
+    host_target, _ = _owner(out, "hosts/lab05/netplan.yaml")
     lab05 = {rel: _owner(out, rel) for rel in _manifest(out)["files"] if rel.startswith("hosts/lab05/")}
     others = {rel for rel, (target, _) in lab05.items() if target != host_target}
     assert others, "lab05 should have files of more than one target"
@@ -281,7 +281,7 @@ def test_rerun_rewrites_only_changed_files(tmp_path: Path, lab_out: Path) -> Non
     changed = {rel for rel in after if after[rel][0] != before[rel][0]}
     rewritten = {rel for rel in after if after[rel][1:] != before[rel][1:]}
     assert changed == rewritten  # a file is written exactly when its content changes
-    assert "hosts/lab01/nccl.conf" in changed and "cabling.csv" not in changed
+    assert "hosts/_profiles/lab-node/nccl.conf" in changed and "cabling.csv" not in changed
     assert any(rel.startswith("switches/") for rel in after) and not any(r.startswith("switches/") for r in changed)
     assert (lab_out / "cabling.csv").stat().st_mtime == OLD
     content = changed - {"manifest.json"}

@@ -229,7 +229,15 @@ def _deployed(tmp: Path, spec: str = LAB) -> Path:
 
 def deployed_conf_links_out(tmp: Path) -> list[str]:
     root = _deployed(tmp)
-    conf = root / "hosts" / "lab01" / "nccl.conf"
+    conf = root / "hosts" / "lab04" / "nccl.conf"  # lab04's own (a NIC out of service)
+    conf.unlink()
+    conf.symlink_to(_secret_file(tmp))
+    return ["lint", LAB, "--deployed", str(root)]
+
+
+def deployed_profile_conf_links_out(tmp: Path) -> list[str]:
+    root = _deployed(tmp)
+    conf = root / "hosts" / "_profiles" / "lab-node" / "nccl.conf"  # what lab01..lab03 install
     conf.unlink()
     conf.symlink_to(_secret_file(tmp))
     return ["lint", LAB, "--deployed", str(root)]
@@ -254,21 +262,21 @@ def deployed_switch_cfg_links_out(tmp: Path) -> list[str]:
 
 def deployed_unplanned_secret(tmp: Path) -> list[str]:
     root = _deployed(tmp)
-    with (root / "hosts" / "lab02" / "nccl.conf").open("a") as handle:
+    with (root / "hosts" / "_profiles" / "lab-node" / "nccl.conf").open("a") as handle:
         handle.write(f"NCCL_NET_PLUGIN_TOKEN={SECRET}\n")
     return ["lint", LAB, "--deployed", str(root)]
 
 
 def deployed_changed_value_secret(tmp: Path) -> list[str]:
     root = _deployed(tmp)
-    conf = root / "hosts" / "lab02" / "nccl.conf"
+    conf = root / "hosts" / "lab04" / "nccl.conf"
     conf.write_text(conf.read_text().replace("NCCL_IB_TIMEOUT=20", f"NCCL_IB_TIMEOUT={SECRET}"))
     return ["lint", LAB, "--deployed", str(root)]
 
 
 def deployed_env_secret_in_planned_name(tmp: Path) -> list[str]:
     root = _deployed(tmp)
-    env = root / "hosts" / "lab03" / "nccl.env"
+    env = root / "hosts" / "_profiles" / "lab-node" / "nccl.env"
     env.write_text(env.read_text().replace("NCCL_SOCKET_IFNAME==eno1", f"NCCL_SOCKET_IFNAME={SECRET}"))
     return ["lint", LAB, "--deployed", str(root), "--format", "json"]
 
@@ -411,13 +419,16 @@ CASES = [
     Case("sonic-dev-zero", sonic_dev_zero, 1, "is a device", "/dev/zero"),
     Case("sonic-fifo", sonic_fifo, 1, "is a FIFO", "config_db.json"),
     Case("sonic-sparse", sonic_sparse, 1, f"larger than the {MAX_DEPLOYED_BYTES}-byte limit", "config_db.json"),
-    Case("deployed-conf-links-out", deployed_conf_links_out, 2, "is a symbolic link", "lab01/nccl.conf"),
+    Case("deployed-conf-links-out", deployed_conf_links_out, 2, "is a symbolic link", "lab04/nccl.conf"),
+    Case("deployed-profile-conf-links-out", deployed_profile_conf_links_out, 2, "is a symbolic link",
+         "_profiles/lab-node/nccl.conf"),
     Case("deployed-host-dir-links-out", deployed_host_dir_links_out, 1, "planned device lab01 has no files"),
     Case("deployed-switch-cfg-links-out", deployed_switch_cfg_links_out, 1, "is a symbolic link", ".cfg:1:1:"),
     Case("deployed-unplanned-secret", deployed_unplanned_secret, 1,
-         "nccl.conf sets NCCL_NET_PLUGIN_TOKEN, which the plan does not have", "lab02/nccl.conf:"),
+         "profile lab-node: nccl.conf sets NCCL_NET_PLUGIN_TOKEN, which the plan does not have",
+         "_profiles/lab-node/nccl.conf:"),
     Case("deployed-changed-value-secret", deployed_changed_value_secret, 1,
-         "has another NCCL_IB_TIMEOUT, the plan NCCL_IB_TIMEOUT=20", "lab02/nccl.conf:"),
+         "lab04: nccl.conf has another NCCL_IB_TIMEOUT, the plan NCCL_IB_TIMEOUT=20", "lab04/nccl.conf:"),
     Case("deployed-env-secret-json", deployed_env_secret_in_planned_name, 1, "has another NCCL_SOCKET_IFNAME"),
     Case("deployed-config-db-deep", deployed_config_db_deep, 1, "JSON nested deeper than 64 levels", "config_db.json"),
     Case("deployed-config-db-list", deployed_config_db_list, 1, "cannot read this configuration back", "config_db.json"),

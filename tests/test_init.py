@@ -22,7 +22,8 @@ def test_default_starter_validates_and_generates(tmp_path: Path, monkeypatch: py
     code, stdout, stderr = run_cli("generate", "spec.yaml", "-o", "out")
     assert code == 0, stderr
     generated = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    assert any(p.startswith("switches/") for p in generated) and "hosts/gpu01/nccl.conf" in generated
+    assert any(p.startswith("switches/") for p in generated) and "hosts/gpu01/install.json" in generated
+    assert any(p.startswith("hosts/_profiles/") and p.endswith("/nccl.conf") for p in generated)
     assert run_cli("generate", "spec.yaml", "-o", "out", "--check")[0] == 0
 
 

@@ -53,6 +53,7 @@ from fabgen.source import DataPath, SourceDoc, format_path, load_source
 from fabgen.spec import validate_spec
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.environment import environment
+from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl.conf import parse_nccl_conf, parse_systemd_env
 from fabgen.targets.registry import devices_of, limit_problems, targets
 from fabgen.targets.render import render_files
@@ -428,7 +429,8 @@ def test_accepted_values_render_as_exactly_one_value(target: Target, tmp_path: P
     for case in accepted:
         where = f"{case.slot.label} <- {case.payload_name}"
         try:
-            files = render_target(validated(name, case.slot.inject(data, case.payload)), target)
+            plan = validated(name, case.slot.inject(data, case.payload))
+            files = render_target(plan, target)
         except FabgenError as exc:
             failures.append(f"{where}: accepted by validation but refused at render: {exc.lines()[:3]}")
             continue
@@ -451,8 +453,9 @@ def test_accepted_values_render_as_exactly_one_value(target: Target, tmp_path: P
             checked.add(kind)
             failures += [f"{where}: {path}: {t}" for t in trouble]
         env_name = _nccl_variable(case.slot)
-        if env_name is not None:
-            failures += _env_round_trip(files, env_name, case, tmp_path)
+        if env_name is not None and target.name == nccl_env.TARGET.name:  # with the profiles' pairs, once
+            failures += _env_round_trip({**files, **render_target(plan, nccl_env.PROFILE_TARGET)}, plan, env_name,
+                                        case, tmp_path)
     assert not failures, "\n".join(failures[:40])
 
 
@@ -463,27 +466,24 @@ def _nccl_variable(slot: Slot) -> str | None:
     return str(slot.path[-1])
 
 
-def _env_round_trip(files: dict[str, str], variable: str, case: Accepted, tmp: Path) -> list[str]:
-    """The value reads back exactly from nccl.conf (NCCL's rules), nccl.env (systemd's, and a real bash's)."""
+def _env_round_trip(files: dict[str, str], plan: Any, variable: str, case: Accepted, tmp: Path) -> list[str]:
+    """The value reads back exactly from nccl.conf (NCCL's rules), nccl.env (systemd's, and a real bash's).
+
+    Read from the pair the host installs (its profile's, or its own: :func:`nccl_env.nccl_sources`).
+    """
     failures = []
-    override = _host_of_override(case.slot)
-    wanted = override or "lab01"  # the override's host reads the override; any other host the cluster value
-    for path, text in files.items():
-        parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "hosts" or parts[1] not in (wanted, EXTRA_HOST if override else wanted):
-            continue
-        if parts[1] != wanted:
-            continue
-        if parts[2] == "nccl.conf":
-            read = {"nccl.conf": parse_nccl_conf(text, path)}
-        elif parts[2] == "nccl.env":
-            read = {"systemd": parse_systemd_env(text, path), "bash": _source_in_bash(text, [variable], tmp)}
-            if (tmp / "CANARY").exists():
-                failures.append(f"{case.slot.label} <- {case.payload_name}: {path}: sourcing nccl.env ran a command")
-                (tmp / "CANARY").unlink()
-        else:
-            continue
-        for reader, values in read.items():
+    wanted = _host_of_override(case.slot) or plan.hosts[0].name  # the override's host reads it; others the cluster's
+    conf_file, env_file = nccl_env.nccl_sources(plan, plan.host(wanted))
+    if conf_file not in files or env_file not in files:
+        return [f"{case.slot.label} <- {case.payload_name}: {wanted} installs {conf_file}, {env_file}: not rendered"]
+    read = {conf_file: {"nccl.conf": parse_nccl_conf(files[conf_file], conf_file)},
+            env_file: {"systemd": parse_systemd_env(files[env_file], env_file),
+                       "bash": _source_in_bash(files[env_file], [variable], tmp)}}
+    if (tmp / "CANARY").exists():
+        failures.append(f"{case.slot.label} <- {case.payload_name}: {env_file}: sourcing nccl.env ran a command")
+        (tmp / "CANARY").unlink()
+    for path, readers in read.items():
+        for reader, values in readers.items():
             if values.get(variable) != case.payload:
                 failures.append(f"{case.slot.label} <- {case.payload_name}: {path} reads back as "
                                 f"{values.get(variable)!r} ({reader})")
@@ -527,9 +527,11 @@ def test_hostile_values_through_the_cli(payload_name: str, tmp_path: Path) -> No
         assert "(at nccl.env.NCCL_DEBUG_FILE)" in stderr, stderr
         return
     assert code == 0, stderr
-    for host in ("lab01", "extra01"):
-        conf = (out / "hosts" / host / "nccl.conf").read_text(encoding="utf-8")
-        env = (out / "hosts" / host / "nccl.env").read_text(encoding="utf-8")
+    for host in ("lab01", "extra01"):  # what each installs: lab01 its profile's pair, extra01 (an override) its own
+        entries = {e["dest"]: e["source"] for e in json.loads((out / "hosts" / host / "install.json").read_text())[
+            "files"]}
+        conf = (out / entries["/etc/nccl.conf"]).read_text(encoding="utf-8")
+        env = (out / entries["/etc/fabgen/nccl.env"]).read_text(encoding="utf-8")
         assert parse_nccl_conf(conf)["NCCL_DEBUG_FILE"] == (payload if host == "lab01" else "/var/log/nccl.%h.%p")
         assert parse_systemd_env(env)["NCCL_DEBUG_FILE"] == parse_nccl_conf(conf)["NCCL_DEBUG_FILE"]
         work = tmp_path / f"bash-{host}"

@@ -188,7 +188,8 @@ def test_readme_config_works_as_written(tmp_path: Path, pre_commit_home: Path, h
     assert _status(run.stdout, "fabgen generate --check") == "Failed"
     assert "-NCCL_IB_TIMEOUT=20" in run.stdout and "+NCCL_IB_TIMEOUT=22" in run.stdout
     assert f"differ from {out_arg}" in run.stdout
-    assert "NCCL_IB_TIMEOUT=20" in (site / out_arg / "hosts" / "lab01" / "nccl.conf").read_text(), "never writes"
+    assert "NCCL_IB_TIMEOUT=20" in (site / out_arg / "hosts" / "_profiles" / "lab-node" / "nccl.conf").read_text(), \
+        "never writes"
 
     # Why the README gives files: to both hooks. The config it had before (files: on lint only) leaves a
     # spec that is not named like *spec.yaml to lint alone: validate reports no files to check.

@@ -17,7 +17,10 @@ Layout read::
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
 
 Directories starting with ``_`` (``hosts/_profiles``) are fabgen's shared files
-and are skipped.
+and are not devices. A host collected back has its own ``nccl.conf`` (what its
+``/etc/nccl.conf`` holds); in a tree as ``fabgen generate`` writes it, a host that
+installs its profile's pair has none, and is read from the
+``hosts/_profiles/PROFILE/`` copy its install map names, once for all such hosts.
 Which file holds a switch OS's configuration, and how it reads back, is that
 OS target's :class:`~fabgen.targets.base.ReadBack` row in the registry.
 """
@@ -49,6 +52,8 @@ class DeployedEnv:
 
     file: str
     values: dict[str, tuple[str, int]]
+    profile: str = ""
+    """The profile whose shared copy this is (every host of the profile that installs it holds the same)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ def _expected(plan: FabricPlan, switch: Switch, target: Target, fmt: ReadBack) -
 def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     """Read ``root`` for the devices of ``plan``; raise :class:`FabgenError` when it is not such a tree."""
     from fabgen.targets.nccl.conf import parse_nccl_conf_located, parse_systemd_env_located
+    from fabgen.targets.nccl.env import nccl_sources, shares_profile
     from fabgen.targets.registry import read_backs
 
     base = Path(root)
@@ -135,6 +141,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     switch_names = {s.name for s in plan.switches}
 
     hosts: dict[str, tuple[DeployedEnv, ...]] = {}
+    shared: dict[str, DeployedEnv] = {}  # a profile's copy, read once for all the hosts that install it
     unknown: list[str] = []
     if _is_dir(base / "hosts", base):
         for entry in sorted((base / "hosts").iterdir()):
@@ -144,12 +151,20 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
                 unknown.append(f"hosts/{entry.name}")
                 continue
             files = []
-            for name in HOST_FILES:
-                path = entry / name
-                if os.path.lexists(path):
-                    text = _read(path, base)
+            host = plan.host(entry.name)
+            for name, source in zip(HOST_FILES, nccl_sources(plan, host), strict=True):
+                path, profile = entry / name, ""
+                if not os.path.lexists(path) and shares_profile(plan, host) and os.path.lexists(base / source):
+                    path, profile = base / source, host.profile  # a generated tree: the copy the host installs
+                if not os.path.lexists(path):
+                    continue
+                parsed = shared.get(str(path))
+                if parsed is None:
                     reader = parse_nccl_conf_located if name == "nccl.conf" else parse_systemd_env_located
-                    files.append(DeployedEnv(str(path), reader(text, str(path))))
+                    parsed = DeployedEnv(str(path), reader(_read(path, base), str(path)), profile)
+                    if profile:
+                        shared[str(path)] = parsed
+                files.append(parsed)
             if files:
                 hosts[entry.name] = tuple(files)
 

@@ -15,7 +15,7 @@ from fabgen.errors import Problem, SpecError
 from fabgen.plan._fast import blank, replaced
 from fabgen.plan.addressing import BARE, StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
-from fabgen.plan.host_intents import HostMemo, host_plan
+from fabgen.plan.host_intents import HostMemo, host_plan, profile_nccl_environment
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
@@ -95,8 +95,9 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     except ValueError as exc:  # a NIC setting the driver cannot take (the intents refuse it)
         raise _relocate(SpecError([Problem(f"NIC policy cannot be applied: {exc}", file="nic")]), doc, ("nic",)) from None
     planned_hosts = attach_networks(spec, doc, planned_hosts, switches, host_links)
+    nccl_env = {p: profile_nccl_environment(spec, p, default_qos, host_memo) for p in sorted({h.profile for h in hosts})}
     return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
-                      links=tuple(links), qos=default_qos, firmware=firmware)
+                      links=tuple(links), qos=default_qos, firmware=firmware, nccl_env=nccl_env)
 
 
 def _rename(slots: list[SwitchSlot], raw: list[PlannedLink], renamed: dict[str, str]

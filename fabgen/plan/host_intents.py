@@ -81,6 +81,23 @@ _NIC_TWIN = maker(HostNic)
 _HOST_TWIN = maker(Host)
 
 
+def profile_nccl_environment(spec: ClusterSpec, profile_name: str, qos: QosIntent,
+                             memo: HostMemo | None = None) -> tuple[tuple[str, str], ...]:
+    """The NCCL variables of a host of the profile with every NIC in service and no override.
+
+    What the profile's shared ``nccl.conf`` holds (:mod:`fabgen.targets.nccl.env`);
+    a host whose own :attr:`Host.nccl_env` differs gets a file of its own. Taken
+    from ``memo`` when such a host was planned, so 3,000 plain hosts cost nothing more.
+    """
+    shared = memo.shared.get((profile_name, id(qos), (), None)) if memo is not None else None
+    if shared is not None:
+        return shared[0]
+    profile = spec.host_profiles[profile_name]
+    nics = [HostNic(n.name, n.netdev, n.pci, n.numa, n.rail, n.speed, n.port, True, None, None, None)
+            for n in (*profile.backend_nics(), *(n for n in profile.nics if n.rail is None))]
+    return nccl_environment(spec, profile_name, nics, qos, None)
+
+
 NCCL_RAIL_FIELDS_SINCE = (2, 30, 7)
 """``NCCL_IB_HCA`` entries ``name:port:rail`` (and ``<net rail>``) are read from 2.30.7 on."""
 NCCL_FIFO_TC_SINCE = (2, 22, 3)

@@ -290,6 +290,9 @@ class FabricPlan:
     qos: QosIntent
     firmware: dict[str, FirmwareIntent] = field(default_factory=dict)
     """Per host profile."""
+    nccl_env: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Per host profile with hosts: the NCCL variables of its hosts with every NIC in service and no override
+    (the profile's shared ``nccl.conf``); a host whose :attr:`Host.nccl_env` differs has files of its own."""
 
     def switch(self, name: str) -> Switch:
         return self._switch_index[name]

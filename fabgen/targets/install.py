@@ -29,7 +29,7 @@ from fabgen.targets.hostnet import config as hostnet
 from fabgen.targets.install_check import SAFE_NAME
 from fabgen.targets.install_check import check_install_map as check_install_map
 from fabgen.targets.mlx5 import scripts as mlx5
-from fabgen.targets.nccl.env import conf_path, env_path
+from fabgen.targets.nccl.env import nccl_sources
 from fabgen.targets.nccl.topo import topology_path
 
 Entry = dict[str, str]
@@ -75,10 +75,11 @@ def host_entries(plan: FabricPlan, host: Host) -> list[Entry]:
             _entry(boot.udev_path(profile), boot.UDEV_DEST, "0644", "udevadm control --reload"),
             _entry(boot.lldpd_path(profile), boot.LLDPD_DEST, "0644", "systemctl restart lldpd"),
         ])
+    conf, env = nccl_sources(plan, host)
     entries.extend([
         _entry(topology_path(profile), topology_file_path(spec), "0644", "read by NCCL at init (NCCL_TOPO_FILE)"),
-        _entry(conf_path(host.name), "/etc/nccl.conf", "0644", "read by NCCL at init"),
-        _entry(env_path(host.name), NCCL_ENV_DEST, "0644", "EnvironmentFile= of the job's unit"),
+        _entry(conf, "/etc/nccl.conf", "0644", "read by NCCL at init"),
+        _entry(env, NCCL_ENV_DEST, "0644", "EnvironmentFile= of the job's unit"),
     ])
     return entries
 

@@ -38,6 +38,7 @@ TARGETS: tuple[Target, ...] = (
     sonic.TARGET,
     nccl_topo.TARGET,
     nccl_env.TARGET,
+    nccl_env.PROFILE_TARGET,
     nvue.TARGET,
     mlx5.TARGET,
     mlx5.SHARED_TARGET,

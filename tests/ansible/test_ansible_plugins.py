@@ -114,7 +114,7 @@ def test_filters_accept_tagged_and_lazy_inputs() -> None:
     class Lazy(list):  # type: ignore[type-arg]
         pass
 
-    files = _core.host_files(Tagged(str(LAB)), Tagged("lab02"), Lazy(["nccl-env"]))
+    files = _core.host_files(Tagged(str(LAB)), Tagged("lab04"), Lazy(["nccl-env"]))  # lab04: its own NCCL pair
     assert files and all(type(k) is str for k in files)
     assert _core.normalise({"a": Lazy([Tagged("x")])}) == {"a": ["x"]}
     assert type(_core.normalise(Tagged("x"))) is str
@@ -167,7 +167,7 @@ def test_spec_and_plan_cached_per_path_and_mtime(tmp_path: Path) -> None:
     first = _core.loaded(str(spec))
     spec.write_text(LAB.read_text().replace("NCCL_IB_TIMEOUT: 20", "NCCL_IB_TIMEOUT: 22"))
     os.utime(spec, ns=(spec.stat().st_mtime_ns + 10**9,) * 2)  # even on a coarse clock the mtime moves
-    assert "NCCL_IB_TIMEOUT=22" in _core.host_files(str(spec), "lab01")["hosts/lab01/nccl.conf"]
+    assert "NCCL_IB_TIMEOUT=22" in _core.host_files(str(spec), "lab01")["hosts/_profiles/lab-node/nccl.conf"]
     assert _core.loaded(str(spec)) is not first and _core.cache_stats()["misses"] == 2
 
 
@@ -182,8 +182,8 @@ def test_render_to_writes_only_changes_and_honours_check(tmp_path: Path) -> None
     assert not _core.render_to(str(LAB), ["lab01"], dest).changed and tree(dest) == stamp
     changed = _core.render_to(str(_edited_spec(tmp_path)), ["lab01"], dest)
     rels = [rel for rel, _, _ in changed.changes]
-    assert "hosts/lab01/nccl.conf" in rels and not any("_profiles" in r for r in rels)
-    before, after = next((b, a) for r, b, a in changed.changes if r == "hosts/lab01/nccl.conf")
+    assert sorted(rels) == ["hosts/_profiles/lab-node/nccl.conf", "hosts/_profiles/lab-node/nccl.env"]  # lab01's
+    before, after = next((b, a) for r, b, a in changed.changes if r == "hosts/_profiles/lab-node/nccl.conf")
     assert before is not None and "NCCL_IB_TIMEOUT=20" in before and "NCCL_IB_TIMEOUT=22" in after
     assert not list(dest.rglob(".*fabgen-*"))  # no temporaries left behind
 
@@ -264,13 +264,13 @@ def test_playbook_check_and_diff_mode_report_without_writing(tmp_path: Path, ins
     render = task(report, "Write this device's files")
     assert render["lab01"]["changed"] is True and render["spine-01"]["changed"] is False
     diffs = {d["after_header"]: d for d in render["lab01"]["diff"]}
-    conf = diffs[f"{out}/hosts/lab01/nccl.conf"]
+    conf = diffs[f"{out}/hosts/_profiles/lab-node/nccl.conf"]  # the pair lab01 installs
     assert "NCCL_IB_TIMEOUT=20" in conf["before"] and "NCCL_IB_TIMEOUT=22" in conf["after"]
     assert render["lab01"]["changed_files"] == sorted(render["lab01"]["changed_files"])
     assert tree(out) == before
     # What a person sees with --diff: the default callback prints each file's unified diff.
     printed = stderr
-    assert f"+++ after: {out}/hosts/lab01/nccl.conf" in printed
+    assert f"+++ after: {out}/hosts/_profiles/lab-node/nccl.conf" in printed
     assert "-NCCL_IB_TIMEOUT=20" in printed and "+NCCL_IB_TIMEOUT=22" in printed
 
 

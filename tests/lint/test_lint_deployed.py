@@ -131,3 +131,29 @@ def test_cli_deployed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["lint", spec_file, "--deployed", str(root), "--format", "parsable"]) == 1
     out = capsys.readouterr().out
     assert f"{root}/hosts/lab02/nccl.conf:3:1: [error] lab02: nccl.conf has another NCCL_IB_TC, the plan NCCL_IB_TC=106" in out
+
+
+def test_a_generated_tree_is_read_through_the_profiles_shared_pair(tmp_path: Path) -> None:
+    """In ``fabgen generate``'s tree lab01..lab03 have no nccl.conf of their own: they install the profile's.
+
+    The shared copy is compared once (all its hosts plan the same variables) and a change in it is reported at
+    its line, for the profile; a change in lab04's own file for lab04; no host counts as missing.
+    """
+    spec = load_spec(base_path("lab"))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "out"
+    assert main(["generate", str(base_path("lab")), "-o", str(root), "-q"]) == 0
+    assert not (root / "hosts" / "lab01" / "nccl.conf").exists()
+    assert lint(spec, fabric, deployed=root, config={"select": ["FG4", "FG5"]}) == []
+    shared = root / "hosts" / "_profiles" / "lab-node" / "nccl.conf"
+    edit(shared, "NCCL_IB_TC=106", "NCCL_IB_TC=96")
+    edit(root / "hosts" / "lab04" / "nccl.env", "NCCL_IB_TIMEOUT=20", "NCCL_IB_TIMEOUT=21")
+    found = [(f.code, f.message, f.location.file, f.location.line)
+             for f in lint(spec, fabric, deployed=root, config={"select": ["FG5"]})]
+    line = shared.read_text().splitlines().index("NCCL_IB_TC=96") + 1
+    env_line = (root / "hosts" / "lab04" / "nccl.env").read_text().splitlines().index("NCCL_IB_TIMEOUT=21") + 1
+    assert sorted(found) == [
+        ("FG502", "lab04: nccl.env has another NCCL_IB_TIMEOUT, the plan NCCL_IB_TIMEOUT=20",
+         str(root / "hosts" / "lab04" / "nccl.env"), env_line),
+        ("FG502", "profile lab-node: nccl.conf has another NCCL_IB_TC, the plan NCCL_IB_TC=106", str(shared), line),
+    ]

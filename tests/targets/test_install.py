@@ -19,11 +19,14 @@ def _check(files: dict[str, str], hosts: list[tuple[str, str]], switches: list[s
         assert data["device"] == name and data["kind"] == "host"
         sources = [e["source"] for e in data["files"]]
         rendered = {p for p in files if p.startswith((f"hosts/{name}/", f"hosts/_profiles/{profile}/"))}
-        if f"hosts/{name}/sysctl.conf" in files:  # NICs unlike its profile's: its own file instead of the profile's
-            rendered.discard(f"hosts/_profiles/{profile}/sysctl.conf")
+        for own in ("sysctl.conf", "nccl.conf", "nccl.env"):  # unlike its profile's: its own instead of the profile's
+            if f"hosts/{name}/{own}" in files:
+                rendered.discard(f"hosts/_profiles/{profile}/{own}")
         assert sorted(sources) == sorted(rendered - {host_install_path(name)}), name
         sysctls = [e for e in data["files"] if e["source"].endswith("/sysctl.conf")]
         assert [e["dest"] for e in sysctls] == (["/etc/sysctl.d/60-fabgen-roce.conf"] if sysctls else []), name
+        nccl = {e["dest"]: e["source"] for e in data["files"] if e["source"].endswith(("/nccl.conf", "/nccl.env"))}
+        assert sorted(nccl) == ["/etc/fabgen/nccl.env", "/etc/nccl.conf"], name
         assert len({e["dest"] for e in data["files"]}) == len(sources)
     for name in switches:
         data = json.loads(files[switch_install_path(name)])
@@ -43,6 +46,18 @@ def test_large_example_one_device_of_each_kind() -> None:
     host = plan.hosts[0]
     files = render_fabric(plan, devices=[host.name, host.profile, "leaf-r0-p00-01"])
     _check(files, [(host.name, host.profile)], ["leaf-r0-p00-01"])
+
+
+def test_a_host_with_a_nic_out_of_service_installs_its_own_nccl_pair_the_others_their_profiles() -> None:
+    plan = plan_fabric(load_spec(example("lab")))
+    files = render_fabric(plan, targets=["install-hosts", "nccl-env", "nccl-env-profile"])
+    for host in plan.hosts:
+        entries = {e["dest"]: e["source"] for e in json.loads(files[host_install_path(host.name)])["files"]}
+        owner = "hosts/lab04" if host.name == "lab04" else "hosts/_profiles/lab-node"
+        assert (entries["/etc/nccl.conf"], entries["/etc/fabgen/nccl.env"]) == (
+            f"{owner}/nccl.conf", f"{owner}/nccl.env"), host.name
+        assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1" + ("\n" if host.name == "lab04" else ",mlx5_3:1\n") in \
+            files[entries["/etc/nccl.conf"]]
 
 
 def test_networkmanager_hosts_list_each_keyfile_and_the_topology_file() -> None:

@@ -109,7 +109,8 @@ def nccl_env_drift(ctx: LintContext) -> Iterator[Hit]:
         With ``--deployed DIR``, every ``hosts/NAME/nccl.conf`` and ``nccl.env`` is
         read as NCCL (resp. systemd) reads it and compared variable by variable with
         the host's planned NCCL environment: changed values, missing and extra
-        variables.
+        variables. A host without its own (a generated tree, where it installs its
+        profile's pair) is read from ``hosts/_profiles/PROFILE/``, once per profile.
 
     Why it matters:
         The NCCL environment is where switches and hosts meet: a host whose
@@ -126,27 +127,34 @@ def nccl_env_drift(ctx: LintContext) -> Iterator[Hit]:
     """
     if ctx.deployed is None:
         return
+    compared: set[str] = set()
     for host_name, files in sorted(ctx.deployed.hosts.items()):
         host = ctx.hosts.get(host_name)
         if host is None:
             continue
         planned = ctx.env(host)
         for env in files:
+            who = host_name
+            if env.profile:  # a profile's shared copy: its hosts plan the same variables, so compare it once
+                if env.file in compared:
+                    continue
+                compared.add(env.file)
+                who = f"profile {env.profile}"
             kind = env.file.rsplit("/", 1)[-1]
             for name, (value, line) in env.values.items():
                 if name not in planned:
                     # the value is not shown: it is not the plan's, and may be anyone's secret
-                    yield Hit(f"{host_name}: {kind} sets {printable(name, 80)}, which the plan does not have",
+                    yield Hit(f"{who}: {kind} sets {printable(name, 80)}, which the plan does not have",
                               Location(env.file, line, 1), "remove it, or add it to the spec")
                 elif planned[name] != value:
                     # a deployed value is shown only when the plan has it too (a swapped value); else it could be
                     # anything, a secret included, and this text goes to CI logs
                     has = f"has {name}={value}" if value in planned.values() else f"has another {name}"
-                    yield Hit(f"{host_name}: {kind} {has}, the plan {name}={planned[name]}",
+                    yield Hit(f"{who}: {kind} {has}, the plan {name}={planned[name]}",
                               Location(env.file, line, 1), f"set {name}={planned[name]} (re-deploy)")
             for name, value in planned.items():
                 if name not in env.values:
-                    yield Hit(f"{host_name}: {kind} lacks {name} (the plan sets {value})",
+                    yield Hit(f"{who}: {kind} lacks {name} (the plan sets {value})",
                               Location(env.file, 1, 1), "re-deploy the generated file")
 
 

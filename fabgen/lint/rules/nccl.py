@@ -56,6 +56,7 @@ def env_items(ctx: LintContext) -> list[EnvItem]:
         if hosts
     ]
     if ctx.deployed is not None:
+        shared: dict[tuple[str, str, str, int], list[str]] = {}  # a profile's copy: one item for all its hosts
         for host_name, files in sorted(ctx.deployed.hosts.items()):
             host = ctx.hosts.get(host_name)
             planned = ctx.env(host) if host is not None else {}
@@ -63,8 +64,14 @@ def env_items(ctx: LintContext) -> list[EnvItem]:
                 for name, (value, line) in env.values.items():
                     if planned.get(name) == value:
                         continue
+                    if env.profile:
+                        shared.setdefault((env.file, name, value, line), []).append(host_name)
+                        continue
                     where = Location(env.file, line, 1)
                     items.append(EnvItem(name, value, (host_name,), None, where, where))
+        for (file, name, value, line), hosts in shared.items():
+            where = Location(file, line, 1)
+            items.append(EnvItem(name, value, tuple(hosts), None, where, where))
     ctx.memo.put(_ENV_ITEMS, items)
     return items
 

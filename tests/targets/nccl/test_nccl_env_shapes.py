@@ -1,8 +1,9 @@
 """The nccl-env checks judge each distinct line (and each host-independent rest of a file) once.
 
 What must hold: the memoised verdicts are the verdicts of the whole-file readers,
-whatever was checked before, and a bad line planted in one host's file among
-thousands of good ones is still reported at its line.
+whatever was checked before, and a bad line planted in one file among good
+ones of the same shape (the profile's shared pair, a host's own) is still
+reported at its line.
 """
 
 from __future__ import annotations
@@ -23,46 +24,44 @@ LAB = EXAMPLES / "lab" / "spec.yaml"
 
 @pytest.fixture(scope="module")
 def files() -> dict[str, str]:
-    return pipeline.render_fabric(pipeline.plan_fabric(pipeline.load_spec(LAB)), targets=["nccl-env"])
+    return pipeline.render_fabric(pipeline.plan_fabric(pipeline.load_spec(LAB)),
+                                  targets=["nccl-env", "nccl-env-profile"])
 
 
-def _one(files: dict[str, str], suffix: str) -> tuple[str, str]:
+OWNERS = ["hosts/_profiles/lab-node", "hosts/lab04"]
+"""The profile's pair, which lab01..lab03 install, and lab04's own (mlx5_3 out of service)."""
+
+
+def _one(files: dict[str, str], owner: str, suffix: str) -> tuple[str, str]:
     paths = sorted(p for p in files if p.endswith(suffix))
-    assert len(paths) > 2
-    for path in paths:  # every other host warms the caches first
+    assert len(paths) == 2
+    for path in paths:  # the other file warms the caches first
         assert validate_env_file(path, files[path]) == []
-    return paths[len(paths) // 2], files[paths[len(paths) // 2]]
+    return f"{owner}{suffix}", files[f"{owner}{suffix}"]
 
 
-@pytest.mark.parametrize(("old", "new", "bad", "message"), [
-    ("NCCL_IB_TC=", "NCCL_IB_TC= ", "NCCL_IB_TC= ", "whitespace"),
-    ("NCCL_CROSS_NIC=0\n", "NCCL_CROSS_NIC=0\nNCCL_CROSS_NIC=1\n", "NCCL_CROSS_NIC=1", "already set"),
-    ("NCCL_IB_HCA=", "export NCCL_IB_HCA=", "export NCCL_IB_HCA=", "export"),
+@pytest.mark.parametrize(("suffix", "old", "new", "bad", "message"), [
+    ("/nccl.conf", "NCCL_IB_TC=", "NCCL_IB_TC= ", "NCCL_IB_TC= ", "whitespace"),
+    ("/nccl.conf", "NCCL_CROSS_NIC=0\n", "NCCL_CROSS_NIC=0\nNCCL_CROSS_NIC=1\n", "NCCL_CROSS_NIC=1", "already set"),
+    ("/nccl.conf", "NCCL_IB_HCA=", "export NCCL_IB_HCA=", "export NCCL_IB_HCA=", "export"),
+    ("/nccl.env", "NCCL_IB_TC=", "NCCL IB_TC=", "NCCL IB_TC=", "invalid variable name"),
+    ("/nccl.env", "NCCL_CROSS_NIC=0\n", "NCCL_CROSS_NIC=0\nNCCL_CROSS_NIC=1\n", "NCCL_CROSS_NIC=1", "overrides"),
+    ("/nccl.env", "NCCL_IB_TC=", "NCCL_IB_TC=\x01", "NCCL_IB_TC=\x01", "control character"),
 ])
-def test_a_bad_line_in_one_hosts_nccl_conf_is_found(files: dict[str, str], old: str, new: str, bad: str,
-                                                    message: str) -> None:
-    path, text = _one(files, "/nccl.conf")
+@pytest.mark.parametrize("owner", OWNERS)
+def test_a_bad_line_in_one_file_is_found_at_its_line(files: dict[str, str], owner: str, suffix: str, old: str,
+                                                     new: str, bad: str, message: str) -> None:
+    path, text = _one(files, owner, suffix)
     planted = text.replace(old, new, 1)
     problems = validate_env_file(path, planted)
     assert problems and message in problems[0].message
     assert (problems[0].file, problems[0].line) == (path, planted[:planted.index(bad)].count("\n") + 1)
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("NCCL_IB_TC=", "NCCL IB_TC=", "invalid variable name"),
-    ("NCCL_CROSS_NIC=0\n", "NCCL_CROSS_NIC=0\nNCCL_CROSS_NIC=1\n", "overrides"),
-    ("NCCL_IB_TC=", "NCCL_IB_TC=\x01", "control character"),
-])
-def test_a_bad_line_in_one_hosts_nccl_env_is_found(files: dict[str, str], old: str, new: str, message: str) -> None:
-    path, text = _one(files, "/nccl.env")
-    problems = validate_env_file(path, text.replace(old, new, 1))
-    assert problems and message in problems[0].message
-    assert problems[0].file == path
-
-
-def test_the_first_line_is_judged_too(files: dict[str, str]) -> None:
-    """The line that differs per host is never taken from a cache of the others."""
-    path, text = _one(files, "/nccl.conf")
+@pytest.mark.parametrize("owner", OWNERS)
+def test_the_first_line_is_judged_too(files: dict[str, str], owner: str) -> None:
+    """The line that differs per file (host or profile) is never taken from a cache of the others."""
+    path, text = _one(files, owner, "/nccl.conf")
     first, _, rest = text.partition("\n")
     assert [p.line for p in validate_env_file(path, "NCCL_IB_TC=1\n" + rest)] == [rest[:rest.index(
         "NCCL_IB_TC=")].count("\n") + 2]

@@ -119,5 +119,5 @@ changed_files:
   type: list
   elements: str
   returned: success
-  sample: [hosts/lab01/nccl.conf]
+  sample: [hosts/_profiles/lab-node/nccl.conf]
 """
