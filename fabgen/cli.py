@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--check", action="store_true", help="compare with DIR and print a diff; exit 1 on drift; write nothing")
     p.add_argument("--only", action="append", metavar="TARGET", help="render only this target (repeatable)")
-    p.add_argument("--device", action="append", metavar="NAME", help="render only these devices (glob, repeatable)")
+    p.add_argument("--device", action="append", metavar="NAME",
+                   help="render only these devices (glob, repeatable); a host profile's name selects its shared "
+                        "files (hosts/_profiles/P/), which a host's install.json also names")
     p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
     p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",

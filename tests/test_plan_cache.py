@@ -77,6 +77,26 @@ def test_same_bytes_with_and_without_the_cache(name: str, tmp_path: Path, spy: S
     assert spy.fills == 1 and spy.notes == []  # the switch's miss filled the entry the host then hit
 
 
+@pytest.mark.parametrize("name", SMALL)
+def test_a_host_and_its_profile_give_every_file_its_install_list_names(name: str, tmp_path: Path, spy: Spy) -> None:
+    """The README's ``--device HOST --device PROFILE``, on every path (no cache, fill, hit)."""
+    import json
+
+    from fabgen.pipeline import load_spec, plan_fabric
+
+    host = plan_fabric(load_spec(example(name))).hosts[0]
+    trees = []
+    for label, extra in (("plain", ("--no-cache",)), ("fill", ()), ("hit", ())):
+        code, _, stderr = run_cli("generate", str(example(name)), "-o", str(tmp_path / label), "-q", "--device",
+                                  host.name, "--device", host.profile, *extra)
+        assert code == 0, stderr
+        trees.append(_tree(tmp_path / label))
+    assert trees[0] == trees[1] == trees[2]
+    listed = {f["source"] for f in json.loads(trees[0][f"hosts/{host.name}/install.json"])["files"]}
+    assert any("/_profiles/" in s for s in listed) and listed <= set(trees[0]), listed - set(trees[0])
+    assert {p.split("/")[1] for p in trees[0] if p.startswith("hosts/")} <= {host.name, "_profiles"}
+
+
 def test_no_cache_and_off_touch_nothing(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _generate(example("lab"), tmp_path / "a", "lab01", "--no-cache")
     monkeypatch.setenv(plan_cache.ENV_DIR, "off")
