@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks b
     from fabgen.spec import ClusterSpec
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet.escape import print_verbatim
-from fabgen.targets.hostnet.slots import OCTET as _OCTET  # noqa: N811 (the name tests and docs know it by)
+from fabgen.targets.hostnet.slots import OCTET as _OCTET  # the name the tests know it by
 from fabgen.targets.hostnet.slots import NetplanProof, Verdicts, vouched
 
 NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
