@@ -1,0 +1,127 @@
+"""A filled-in netplan file's check verdict from its slots, without the check's regex passes over its text.
+
+Why: host-net fills each host's ``netplan.yaml`` from its shape with one
+``str.format`` (:func:`fabgen.targets.hostnet.config._render`), and then its
+output check (:func:`fabgen.targets.hostnet.config.check_host_network_file`)
+reduced every host's 6 KB back to a shape by two regex passes (drop the
+whole-line comments, turn each quoted well-formed address into one
+placeholder): 18 MB of text at 24k hosts, most of what the target cost beyond
+its fill. For a text known to be the shape filled with given values, what those
+passes produce is known from the values alone.
+
+What is shown, and why that gives the check's answer. The shape text (the
+shape's render, with numbered sentinels for the values) is read once: every
+sentinel that is not on a whole-line comment must stand as ``"SENTINEL"``, a
+YAML string of its own, or the shape proves nothing. The values are the ones
+the renderer already required to print verbatim
+(:func:`fabgen.targets.hostnet.escape.print_verbatim`): no line break, ``#``,
+quote or tab, never empty, no blank first character. Then, in the filled text,
+
+* whole-line comments are the shape's: a value cannot end a line, start a
+  comment, or (standing after a ``"``) make a line start with blanks and ``#``;
+  a comment's values vanish with it;
+* the address pass (:data:`~fabgen.targets.hostnet.config._QUOTED_ADDRESS`,
+  led by ``"``) can start in a value only at the quote before it, since a
+  value holds no quote; what it reads there is the value and the closing
+  quote. :func:`NetplanProof.signature` runs the same pattern with a tab in
+  place of each quote (a tab is, like the quote, neither digit nor dot, and
+  in the lookahead's set) over the values alone, marking each match with a
+  NUL (which no value holds), so the signature says exactly which values
+  were replaced and what of each stays;
+* matches in the shape's own text read only its own characters and the
+  quote before a value, so they are the same for every host.
+
+So two texts of one shape and one signature reduce to one text, and the
+check's verdict on the first (it depends on nothing else: the path only picks
+the netplan reader, by a suffix the shape's path ends in) is the verdict on
+every other. A clean verdict vouches for that very string object
+(:func:`vouch`); anything else (a failing signature, a keyfile, a sysctl
+file, a text read back from disk) is checked in full as before.
+``tests/targets/hostnet/test_host_net_slots.py`` plants faults in one host's
+values and compares the problems with the full check's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+
+_SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
+_COMMENT = re.compile(r"[ \t]*#")
+OCTET = r"(?:[3-9]\d?|1\d{0,2}|2(?:[0-4]\d?|5[0-5]?|[6-9])?|0)"
+"""0..255 without leading zeros, each alternative told apart by its first digit (no backtracking between them):
+a third cheaper than :data:`fabgen.targets.hostnet.config._IPV4`'s octet, and a subset of it, so what it accepts the shape check accepts too."""
+_LEADING_ADDRESS = re.compile(rf"\t{OCTET}(?:\.{OCTET}){{3}}(?=[/\t])")
+""":data:`fabgen.targets.hostnet.config._QUOTED_ADDRESS` with a tab for its quote, in the lead and the lookahead."""
+NETPLAN_SUFFIX = "/netplan.yaml"
+
+
+class NetplanProof:
+    """One netplan shape's slots read once; :meth:`signature` of one host's values (None: nothing proved)."""
+
+    def __init__(self, path: str, shape: str) -> None:
+        self.ok = False
+        indices: list[int] = []
+        if not path.endswith(NETPLAN_SUFFIX):
+            return
+        for line in shape.split("\n"):
+            if "fabgen-sentinel-" not in line or _COMMENT.match(line):
+                continue
+            parts = _SENTINEL.split(line)
+            # parts: text, index, text, index, ..., text: each value must be the whole of a quoted string
+            for n in range(1, len(parts), 2):
+                if not (parts[n - 1].endswith('"') and parts[n + 1].startswith('"')):
+                    return
+                indices.append(int(parts[n]))
+            if "fabgen-sentinel-" in "".join(parts[::2]):
+                return  # a sentinel the split did not read (malformed): prove nothing
+        self._get: Callable[[Sequence[str]], tuple[str, ...]] = (
+            itemgetter(*indices) if len(indices) > 1 else (lambda values: tuple(values[i] for i in indices)))
+        self.ok = True
+
+    def signature(self, values: Sequence[str]) -> str | None:
+        """What the address pass keeps of these values, NUL-marked where it put its placeholder, in slot order."""
+        if not self.ok:
+            return None
+        return _LEADING_ADDRESS.sub("\t\x00", "\t" + "\t".join(self._get(values)) + "\t")
+
+
+_VOUCHED: dict[str, str] = {}
+"""path -> the text a proof showed clean, until that path is checked next."""
+
+
+def vouch(path: str, text: str) -> None:
+    """``text`` is proved clean: its check is one identity test. Only this very object (``is``, not ``==``);
+    bounded, so a render whose files are never checked leaves a few entries, not one per host."""
+    if len(_VOUCHED) >= 64:
+        _VOUCHED.clear()
+    _VOUCHED[path] = text
+
+
+def vouched(path: str, text: str) -> bool:
+    """``text`` was vouched for at ``path`` (and is no longer: a vouch is good for one check)."""
+    return _VOUCHED.pop(path, None) is text
+
+
+class Verdicts:
+    """Per render run: the check's verdict for each (shape, signature) seen, bounded."""
+
+    LIMIT = 256
+
+    def __init__(self, check: Callable[[str, str], Sequence[object]]) -> None:
+        self._check = check
+        self._known: dict[tuple[object, str], bool] = {}
+
+    def vouch_filled(self, key: object, proof: NetplanProof, values: Sequence[str], path: str, text: str) -> None:
+        """Vouch for ``text`` (the shape of ``proof`` filled with ``values``) when its signature's verdict is clean."""
+        signature = proof.signature(values)
+        if signature is None:
+            return
+        clean = self._known.get((key, signature))
+        if clean is None:
+            if len(self._known) >= self.LIMIT:
+                self._known.clear()
+            clean = self._known[(key, signature)] = not self._check(path, text)
+        if clean:
+            vouch(path, text)
