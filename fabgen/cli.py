@@ -272,7 +272,8 @@ def console() -> int:
     has returned, the standard streams are flushed and the process ends with
     :func:`os._exit` and main's exit code. Anything that escapes :func:`main`
     (argparse's usage exit, a bug's traceback) takes the ordinary way out, and
-    so does a run under coverage, whose data is saved at exit.
+    so does a run under coverage or a profiler (``python -m cProfile -m
+    fabgen.cli``), whose results are written at exit.
     """
     import os
 
@@ -280,7 +281,8 @@ def console() -> int:
 
     ending_by_exit()  # large results (the plan) are then kept to the end, not freed just before it
     code = main()
-    if "coverage" in sys.modules:
+    if "coverage" in sys.modules or sys.getprofile() is not None or sys.gettrace() is not None \
+            or "cProfile" in sys.modules or "profile" in sys.modules:
         return code
     try:
         sys.stdout.flush()

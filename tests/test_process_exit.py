@@ -83,3 +83,11 @@ def test_the_plan_is_kept_only_when_the_process_ends_by_exit(tmp_path: Path) -> 
                           text=True, timeout=300, env=ENV, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "True\n['FabricPlan']\n"
+
+
+def test_a_profiled_run_still_writes_its_profile(tmp_path: Path) -> None:
+    """``python -m cProfile -m fabgen.cli``: the profile is printed at exit, so that run takes the ordinary exit."""
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-m", "fabgen.cli", "validate", str(example("lab"))],
+                          capture_output=True, text=True, timeout=300, env=ENV, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "function calls" in proc.stdout and "Ordered by" in proc.stdout
