@@ -11,7 +11,7 @@ fails sends the real text through the full check, for its exact problems.
 Why some texts cost one identity test: the renderer fills most configs from a
 shape's pieces, and :mod:`fabgen.targets.eos.slots` proves from the values
 alone (without the regex passes) that such a text's shape is one whose verdict
-is known clean, and vouches for that very string object (:func:`vouch`). Any other
+is known clean, and vouches for that very string object (:data:`PROVED_CLEAN`). Any other
 text, or any doubt, goes the way above.
 """
 
@@ -21,6 +21,7 @@ from fabgen.errors import Problem
 from fabgen.targets.eos.session import check_session
 from fabgen.targets.eos.shape import ShapeVerdicts
 from fabgen.targets.eos.syntax import checked_text
+from fabgen.targets.proved_clean import ProvedClean
 
 
 def full_check(path: str, text: str) -> list[Problem]:
@@ -33,25 +34,13 @@ def full_check(path: str, text: str) -> list[Problem]:
 _VERDICTS = ShapeVerdicts(lambda kind, text: not full_check(kind, text))
 
 
-_VOUCHED: dict[str, str] = {}
-"""path -> the text :mod:`fabgen.targets.eos.slots` proved clean, until that path is checked next."""
-
-
-def vouch(path: str, text: str) -> None:
-    """``text`` is proved clean (its shape's verdict, by its slots): its check is one identity test.
-
-    Only this very object is vouched for (``is``, not ``==``): any other text at ``path``, a cached
-    one read back from disk for instance, is checked as usual. Bounded: a render whose files are never
-    checked leaves a few entries, not one per switch.
-    """
-    if len(_VOUCHED) >= 64:
-        _VOUCHED.clear()
-    _VOUCHED[path] = text
+PROVED_CLEAN = ProvedClean()
+"""The texts :mod:`fabgen.targets.eos.slots` proved clean (a shape's verdict, by its slots)."""
 
 
 def check_eos_config(path: str, text: str) -> list[Problem]:
     """:func:`full_check`'s problems; a text whose shape passed it has none, so only a failing one is walked."""
-    if _VOUCHED.pop(path, None) is text:
+    if PROVED_CLEAN.take(path, text):
         return []
     if _VERDICTS.clean(".session" if path.endswith(".session") else ".cfg", text):
         return []

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from fabgen.targets.eos.check import check_eos_config, vouch
+from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
 from fabgen.targets.eos.text import quads
@@ -386,7 +386,7 @@ class Vouchers:
         signature = proof.signature(values, text, seen)
         if signature is None or not self._clean("cfg", key, signature, path, text):
             return
-        vouch(path, text)
+        PROVED_CLEAN.vouch(path, text)
         session_path, session_text, session_pieces, session_values = session
         proof = self._proofs.get(("session", key))
         if proof is None:
@@ -396,7 +396,7 @@ class Vouchers:
                                                                SESSION_PASSES)
         signature = proof.signature([*session_values[:2], *values], session_text, seen)
         if signature is not None and self._clean("session", key, signature, session_path, session_text):
-            vouch(session_path, session_text)
+            PROVED_CLEAN.vouch(session_path, session_text)
 
 
 def _renumbered(body: str) -> str:

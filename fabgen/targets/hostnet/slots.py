@@ -35,7 +35,7 @@ So two texts of one shape and one signature reduce to one text, and the
 check's verdict on the first (it depends on nothing else: the path only picks
 the netplan reader, by a suffix the shape's path ends in) is the verdict on
 every other. A clean verdict vouches for that very string object
-(:func:`vouch`); anything else (a failing signature, a keyfile, a sysctl
+(:data:`PROVED_CLEAN`); anything else (a failing signature, a keyfile, a sysctl
 file, a text read back from disk) is checked in full as before.
 ``tests/targets/hostnet/test_host_net_slots.py`` plants faults in one host's
 values and compares the problems with the full check's.
@@ -46,6 +46,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from operator import itemgetter
+
+from fabgen.targets.proved_clean import ProvedClean
 
 _SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
 _COMMENT = re.compile(r"[ \t]*#")
@@ -87,21 +89,8 @@ class NetplanProof:
         return _LEADING_ADDRESS.sub("\t\x00", "\t" + "\t".join(self._get(values)) + "\t")
 
 
-_VOUCHED: dict[str, str] = {}
-"""path -> the text a proof showed clean, until that path is checked next."""
-
-
-def vouch(path: str, text: str) -> None:
-    """``text`` is proved clean: its check is one identity test. Only this very object (``is``, not ``==``);
-    bounded, so a render whose files are never checked leaves a few entries, not one per host."""
-    if len(_VOUCHED) >= 64:
-        _VOUCHED.clear()
-    _VOUCHED[path] = text
-
-
-def vouched(path: str, text: str) -> bool:
-    """``text`` was vouched for at ``path`` (and is no longer: a vouch is good for one check)."""
-    return _VOUCHED.pop(path, None) is text
+PROVED_CLEAN = ProvedClean()
+"""The netplan files a proof showed clean (:mod:`fabgen.targets.proved_clean`)."""
 
 
 class Verdicts:
@@ -124,4 +113,4 @@ class Verdicts:
                 self._known.clear()
             clean = self._known[(key, signature)] = not self._check(path, text)
         if clean:
-            vouch(path, text)
+            PROVED_CLEAN.vouch(path, text)

@@ -111,7 +111,7 @@ def test_a_planted_fault_is_found_exactly_as_the_full_check_finds_it(fault: str)
     context = RenderContext(plan=plan, env=environment())
     for n, host in enumerate(hosts[:2]):  # the shape, then its first filled host: the proof and a clean verdict
         for path, text in TARGET.render(context, host).items():
-            assert (slots._VOUCHED.get(path) is text) == (n == 1 and path.endswith("/netplan.yaml")), path
+            assert (slots.PROVED_CLEAN.holds(path, text)) == (n == 1 and path.endswith("/netplan.yaml")), path
             assert check_host_network_file(path, text) == []
     assert context.cache["host-net-proofs"], "the slot proof did not run"
     edit = FAULTS[fault]
