@@ -28,7 +28,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 
 from fabgen.errors import FabgenError, Problem
 from fabgen.targets.nccl.variables import format_value
@@ -67,23 +66,8 @@ def _utf8_len(text: str) -> int:
 
 def _check_env(env: Mapping[str, object], header: list[str], file: str) -> tuple[str, _Formatted]:
     """``(first header line as a comment, the rest of both files)``, or FabgenError listing everything neither
-    file format can carry.
-
-    Hosts of one profile carry the same variables and differ in the first header
-    line only, so that line is checked on every call and the rest (the other
-    header lines, the assignments) is checked and printed once per process for
-    each distinct rest. Only a rest made of plain ``str`` is kept: as keys,
-    ``1 == True == 1.0``, and ``1.0`` must still be refused where ``1`` is not.
-    """
-    key = (tuple(header[1:]), tuple(env.items()))
-    try:
-        rest = _FORMATTED.get(key)
-    except TypeError:  # an unhashable value: refused below, never kept
-        rest = None
-    if rest is None:
-        rest = _format_rest(*key)
-        if len(_FORMATTED) < _FORMATTED_MAX and set(map(type, chain(key[0], *key[1]))) <= {str}:
-            _FORMATTED[key] = rest
+    file format can carry."""
+    rest = _format_rest(tuple(header[1:]), tuple(env.items()))
     first = _header_problem(header[0]) if header else None
     if first is not None or rest.problems:
         raise FabgenError([*([Problem(first, file=file, path="header[0]")] if first is not None else []),
@@ -99,11 +83,6 @@ class _Formatted:
     """(message, where: ``header[N]`` or the variable) of everything refused; all of it is checked."""
     conf: str
     env: str
-
-
-_FORMATTED: dict[tuple[tuple[str, ...], tuple[tuple[str, object], ...]], _Formatted] = {}
-_FORMATTED_MAX = 1024
-"""Distinct rests kept (a few per host profile and override); past that, each is checked afresh."""
 
 
 def _format_rest(header: tuple[str, ...], items: tuple[tuple[object, object], ...]) -> _Formatted:
