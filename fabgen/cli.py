@@ -281,8 +281,7 @@ def console() -> int:
 
     ending_by_exit()  # large results (the plan) are then kept to the end, not freed just before it
     code = main()
-    if "coverage" in sys.modules or sys.getprofile() is not None or sys.gettrace() is not None \
-            or "cProfile" in sys.modules or "profile" in sys.modules:
+    if "coverage" in sys.modules or sys.getprofile() is not None or sys.gettrace() is not None:
         return code
     try:
         sys.stdout.flush()
