@@ -62,9 +62,7 @@ from typing import TYPE_CHECKING, Any
 from fabgen import user_cache
 from fabgen._version import __version__
 from fabgen.errors import FabgenError, OutputError, Problem
-from fabgen.user_cache import ENV_DIR as ENV_DIR
 from fabgen.user_cache import Note, private_dir, stderr_note
-from fabgen.user_cache import cache_dir as cache_dir
 from fabgen.user_cache import user_secret as _secret
 
 if TYPE_CHECKING:

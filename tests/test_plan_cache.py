@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fabgen import plan_cache
+from fabgen import plan_cache, user_cache
 from fabgen.errors import OutputError
 from tests.helpers import edited, example, run_cli
 
@@ -45,7 +45,7 @@ class Spy:
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cache"
-    monkeypatch.setenv(plan_cache.ENV_DIR, str(root))
+    monkeypatch.setenv(user_cache.ENV_DIR, str(root))
     return root
 
 
@@ -99,16 +99,16 @@ def test_a_host_and_its_profile_give_every_file_its_install_list_names(name: str
 
 def test_no_cache_and_off_touch_nothing(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _generate(example("lab"), tmp_path / "a", "lab01", "--no-cache")
-    monkeypatch.setenv(plan_cache.ENV_DIR, "off")
+    monkeypatch.setenv(user_cache.ENV_DIR, "off")
     _generate(example("lab"), tmp_path / "b", "lab01")
     assert not cache.exists()
 
 
 def test_default_location_is_xdg_cache_home(tmp_path: Path) -> None:
-    assert plan_cache.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "fabgen"
-    assert plan_cache.cache_dir({"XDG_CACHE_HOME": "relative"}) == Path.home() / ".cache" / "fabgen"
-    assert plan_cache.cache_dir({plan_cache.ENV_DIR: str(tmp_path / "x"), "XDG_CACHE_HOME": "/y"}) == tmp_path / "x"
-    assert plan_cache.cache_dir({plan_cache.ENV_DIR: "off"}) is None
+    assert user_cache.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "fabgen"
+    assert user_cache.cache_dir({"XDG_CACHE_HOME": "relative"}) == Path.home() / ".cache" / "fabgen"
+    assert user_cache.cache_dir({user_cache.ENV_DIR: str(tmp_path / "x"), "XDG_CACHE_HOME": "/y"}) == tmp_path / "x"
+    assert user_cache.cache_dir({user_cache.ENV_DIR: "off"}) is None
 
 
 def _spec_copy(tmp_path: Path, edit: Callable[[dict[str, Any]], None] = lambda d: None) -> Path:
@@ -275,7 +275,7 @@ def test_an_unknown_device_is_refused_on_a_hit_too(tmp_path: Path, cache: Path) 
 def _run(args: tuple[str, str, str]) -> int:
     from fabgen.cli import main
 
-    os.environ[plan_cache.ENV_DIR] = args[0]
+    os.environ[user_cache.ENV_DIR] = args[0]
     return main(["generate", args[1], "-o", args[2], "--device", "lab0*", "-q"])
 
 
@@ -353,6 +353,6 @@ def test_a_hit_imports_neither_pydantic_nor_the_planner(tmp_path: Path, cache: P
              "'fabgen.pipeline', 'fabgen.targets.registry') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", probe, "generate", str(example("lab")), "-o", str(tmp_path / "o2"),
                            "--device", device, "-q"], capture_output=True, text=True, check=False,
-                          env={**os.environ, plan_cache.ENV_DIR: str(cache)})
+                          env={**os.environ, user_cache.ENV_DIR: str(cache)})
     assert proc.stdout.strip() == "0 []", proc.stderr
     assert _tree(tmp_path / "o2") == _tree(tmp_path / "o1")
