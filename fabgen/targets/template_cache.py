@@ -155,7 +155,9 @@ class TemplateCache(BytecodeCache):
         try:
             data = read_bytes(path, MAX_ENTRY_BYTES, what="template cache entry", follow=False)
         except FabgenError as exc:
-            if os.path.lexists(path):
+            # No entry is a plain miss, even if a concurrent writer's rename lands just after the failed open
+            # (an existence test after the read said "ignoring ...: no such file" for it).
+            if not isinstance(exc.__context__, FileNotFoundError):
                 self.note(f"ignoring template entry {bucket.key[:16]}: {exc.problems[0].message}")
             return
         code = self._verified(data, bucket, secret)

@@ -215,7 +215,8 @@ def test_concurrent_writers_leave_whole_entries(tmp_path: Path, cache: Path) -> 
     procs = [subprocess.Popen([sys.executable, "-m", "fabgen.cli", "generate", str(example("lab")), "-o",
                                str(tmp_path / f"o{i}"), "-q"], env=env, cwd=ROOT, stderr=subprocess.PIPE)
              for i in range(4)]
-    assert all(p.wait() == 0 for p in procs) and all(p.stderr and p.stderr.read() == b"" for p in procs)
+    ends = [(p.communicate(timeout=300)[1], p.returncode) for p in procs]
+    assert all(code == 0 and err == b"" for err, code in ends), ends
     entries = cache / f"templates-v{template_cache.SCHEMA}"
     assert not [p for p in entries.iterdir() if p.name.startswith(".tmp-")]
     warm = _generate(cache, tmp_path / "warm")
