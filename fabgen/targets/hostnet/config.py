@@ -310,7 +310,11 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
     return [Problem("host-net produced a file it does not know how to check", file=path)]
 
 
-_IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
+_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+"""A dotted quad of canonical octets. ``10.0.0.010`` is refused: its readers disagree (``netplan generate``
+stops with "malformed address", glibc's ``inet_pton`` refuses it, ``ip`` and ``inet_aton`` read ``010`` as
+octal, 10.0.0.8). The same octet as the placeholder passes' (:data:`_QUOTED_ADDRESS`), so an address a pass
+hides behind the placeholder is one this pattern accepts."""
 _ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
 _PLACEHOLDER = "192.0.2.1"
 _COMMENT_LINE = re.compile(r"\n[ \t]*#[^\n]*")

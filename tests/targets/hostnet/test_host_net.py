@@ -134,6 +134,39 @@ def test_real_netplan_rejects_what_our_check_rejects(tmp_path: Path) -> None:
     assert proc.returncode != 0
 
 
+@pytest.mark.parametrize("lead, where", [("        - ", "last"), ("          via: ", "last"),
+                                         ("          from: ", "first")])
+def test_a_leading_zero_octet_is_refused_by_our_check_and_by_netplan(lead: str, where: str, tmp_path: Path) -> None:
+    """``ip`` reads ``010`` as octal 8 and ``netplan generate`` refuses it: an address like that must never pass."""
+    netplan = require_tool("netplan")
+    good = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"]
+    address = good.split(f'\n{lead}"')[1].split('"')[0].split("/")[0]
+    first, _, rest = address.partition(".")
+    head, _, last = address.rpartition(".")
+    bad = f"0{first}.{rest}" if where == "first" else f"{head}.0{last}"
+    text = good.replace(f'{lead}"{address}', f'{lead}"{bad}', 1)
+    assert text != good and not netplan_problems(good)
+    assert netplan_problems(text) and check_host_network_file("hosts/lab01/netplan.yaml", text)
+    (tmp_path / "etc" / "netplan").mkdir(parents=True)
+    target = tmp_path / "etc" / "netplan" / "60-fabgen-backend.yaml"
+    target.write_text(text)
+    target.chmod(0o600)
+    proc = subprocess.run([netplan, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode != 0 and "Error in network definition" in proc.stderr, proc.stderr
+
+
+def test_a_leading_zero_octet_is_refused_in_a_keyfile() -> None:
+    plan, files = _networkmanager()
+    path, good = next((p, t) for p, t in sorted(files.items()) if p.endswith(".nmconnection"))
+    address = good.split("address1=")[1].split("/")[0]
+    head, _, last = address.rpartition(".")
+    for bad in (f"{head}.0{last}", f"0{address}"):
+        text = good.replace(f"={address}/", f"={bad}/", 1)
+        assert text != good and keyfile_problems(text) and check_host_network_file(path, text), bad
+    assert not check_host_network_file(path, good)
+
+
 def _networkmanager(name: str = "lab") -> tuple[FabricPlan, dict[str, str]]:
     return _variant(name, "networkmanager")
 
