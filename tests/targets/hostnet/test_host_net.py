@@ -157,7 +157,7 @@ def test_a_leading_zero_octet_is_refused_by_our_check_and_by_netplan(lead: str, 
 
 
 def test_a_leading_zero_octet_is_refused_in_a_keyfile() -> None:
-    plan, files = _networkmanager()
+    files = _networkmanager()[1]
     path, good = next((p, t) for p, t in sorted(files.items()) if p.endswith(".nmconnection"))
     address = good.split("address1=")[1].split("/")[0]
     head, _, last = address.rpartition(".")
