@@ -349,7 +349,7 @@ def test_shape_fill_matches_a_full_render_for_every_host() -> None:
         for host in plan.hosts:
             assert TARGET.render(context, host) == render_host_network(plan.spec.cluster.name, host, context.env,
                                                                        own_sysctl(plan.spec, host))
-        assert any(v is not None for v in context.cache["host-net-shapes"].values())  # the fast path did run
+        assert any(s.split is not None for s in context.cache["host-net-shapes"].values())  # the fast path ran
 
 
 def test_an_overlay_renders_every_host_in_full(tmp_path: Path) -> None:
@@ -409,3 +409,10 @@ def test_print_verbatim_agrees_with_the_filters_value_by_value(values: list[str]
         return "\t" not in value and yaml_str(value) == f'"{value}"'
 
     assert print_verbatim(values) == (bool(values) and all(verbatim(v) for v in values))
+
+
+def test_the_safe_bytes_are_the_keyfile_value_class() -> None:
+    """print_verbatim deletes _SAFE_BYTES where keyfile_value matches its class: the two must be one set."""
+    from fabgen.targets.hostnet.escape import _KEYFILE_VALUE, _SAFE_BYTES
+
+    assert {b for b in range(128) if _KEYFILE_VALUE.match(chr(b) * 2)} == set(_SAFE_BYTES)
