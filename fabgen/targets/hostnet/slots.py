@@ -31,6 +31,12 @@ quote or tab, never empty, no blank first character. Then, in the filled text,
 * matches in the shape's own text read only its own characters and the
   quote before a value, so they are the same for every host.
 
+Half of a host's slots repeat another's value (a NIC's address is the
+source of each of its routes); the signature is a function of each value
+alone, so :meth:`NetplanProof.key` reads each value the shape's first filled
+host repeats once, after one tuple comparison shows this host repeats them
+too (else the full signature).
+
 So two texts of one shape and one signature reduce to one text, and the
 check's verdict on the first (it depends on nothing else: the path only picks
 the netplan reader, by a suffix the shape's path ends in) is the verdict on
