@@ -61,7 +61,7 @@ Match = Callable[[Tokens], "tuple[Sequence[str], tuple[Any, ...]] | None"]
 """Tokens -> (what equalities are taken of, what the canonical forms keep), or None when one is no token."""
 
 _FIRST, _LAST, _LAST_OF_ADDRESS = itemgetter(0), itemgetter(-1), itemgetter(-4)
-_LENGTH, _BEFORE_LENGTH = itemgetter(slice(-3, None)), itemgetter(slice(None, -3))
+_BEFORE_LENGTH = itemgetter(slice(None, -3))
 _PARITY = str.maketrans("0123456789", "0101010101")
 _HOSTNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _NAME = re.compile(r"fabgen-[0-9a-f]{12}")
@@ -108,10 +108,18 @@ def _address(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
 def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
     """A dotted quad and ``/31`` or ``/32``: the pass renames the quad (equalities are of it) and the length
-    stays in the text (kept)."""
-    if not {"/31", "/32"}.issuperset(map(_LENGTH, tokens)):
+    stays in the text (kept).
+
+    The lengths are told by counts over the tokens joined by commas: as many commas as tokens (so none in a
+    token), as many ``/`` as tokens, and as many ``/31,`` and ``/32,`` together; each of those ends at its own
+    comma, so each token ends so and holds no other ``/``."""
+    count = len(tokens)
+    joined = ",".join(tokens) + ","
+    if (joined.count(",") != count or joined.count("/") != count
+            or joined.count("/31,") + joined.count("/32,") != count):
         return None
-    addresses = list(map(_BEFORE_LENGTH, tokens))
+    addresses = joined.replace("/31,", ",").replace("/32,", ",").split(",")
+    addresses.pop()
     return (addresses, ("".join(map(_LAST, tokens)),)) if quads(addresses) else None
 
 
