@@ -212,7 +212,10 @@ def _constants(text: str, entry: Pass) -> frozenset[str]:
 
 
 def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
-    """None when all keys differ (one C-level dict), else each key's number of first appearance."""
+    """None when all keys differ (one C-level dict; none for a single key), else each key's number of first
+    appearance."""
+    if len(keys) < 2:
+        return None
     distinct = dict.fromkeys(keys)
     if len(distinct) == len(keys):
         return None
@@ -403,7 +406,11 @@ Filled = tuple[str, str, Split, list[str]]
 
 
 class Vouchers:
-    """Per run: each shape's :class:`SlotProof`, and the check's verdict for each signature seen (bounded)."""
+    """Per run: each shape's :class:`SlotProof`, and the check's verdict for each signature seen (bounded).
+
+    A session's values are its title, its name and then its config's, and its groups but the name and the
+    comments are its config's groups at the same slots with the same shape tokens; so those are taken from the
+    config's signature (:meth:`SlotProof.reusing`), and a session costs the signing of two small groups."""
 
     LIMIT = 256
 
