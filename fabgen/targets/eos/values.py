@@ -65,12 +65,13 @@ class PlanValues:
 
     def _port_layout(self, switch: Switch, names: tuple[str, ...]) -> tuple[list[int], int]:
         """Indices of ``switch.ports`` in :func:`~fabgen.targets.eos.config.natural_key` order, and a token for
-        what of them steers the template (each port's name, speed, lanes and shutdown, in that order).
+        what of them steers the template (each port's name, speed, number of lanes and shutdown, in that order;
+        :func:`~fabgen.targets.eos.limits.interface_speed` reads only how many lanes a port has).
 
         Memoised by the columns themselves (a few C-level maps), so no per-port tuple is built once a layout
         is known: every switch of a tier has one. Equal columns, equal token; two switches whose ports differ
         only in order get two tokens, which costs a shape, never a wrong one."""
-        columns = (names, tuple(map(_SPEED, switch.ports)), tuple(map(_LANES, switch.ports)),
+        columns = (names, tuple(map(_SPEED, switch.ports)), tuple(map(len, map(_LANES, switch.ports))),
                    tuple(map(_SHUTDOWN, switch.ports)))
         layout = self._ports.get(columns)
         if layout is None:

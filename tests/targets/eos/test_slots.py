@@ -251,3 +251,15 @@ def test_a_group_signed_differently_is_not_taken() -> None:
     names = [group.name for group, index in zip(session_proof._groups, session_proof.reusing(cfg_proof, 2),
                                                  strict=True) if index is None]
     assert "description" in names
+
+
+def test_a_picker_fills_as_the_plain_fill_does() -> None:
+    from fabgen.targets.eos.fill import picker
+    context, fleet = LAB
+    for key, values in fleet:
+        for name in (TEMPLATE, SESSION_TEMPLATE):
+            pieces = _pieces(context, name, key)
+            flat = values if name == TEMPLATE else [values[0], "fabgen-0123456789ab", "body\n"]
+            assert fill(pieces, flat, picker(pieces)) == fill(pieces, flat)
+    for pieces in ((["a"], []), (["a", "b"], [1]), (["a", "b", "c"], [1, 0])):
+        assert fill(pieces, ["x", "y"], picker(pieces)) == fill(pieces, ["x", "y"])
