@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from fabgen._resources import resource_dir
@@ -83,13 +84,24 @@ def split(text: str) -> Split:
     return parts[0::2], [int(n) for n in parts[1::2]]
 
 
-def fill(pieces: Split, values: list[str]) -> str:
-    """The shape's text with each sentinel replaced by its value."""
+def fill(pieces: Split, values: list[str], pick: Callable[[list[str]], Any] | None = None) -> str:
+    """The shape's text with each sentinel replaced by its value; ``pick`` is :func:`picker` of the pieces,
+    when the caller keeps one."""
     texts, order = pieces
     out = [""] * (len(texts) + len(order))  # the shape's text at even places, values at odd ones
     out[0::2] = texts
-    out[1::2] = map(values.__getitem__, order)
+    out[1::2] = pick(values) if pick is not None else map(values.__getitem__, order)
     return "".join(out)
+
+
+def picker(pieces: Split) -> Callable[[list[str]], Any]:
+    """The values in the pieces' sentinel order, by one C-level ``itemgetter`` (made once per shape), not a
+    call per sentinel."""
+    order = pieces[1]
+    if len(order) == 1:
+        only = order[0]
+        return lambda values: (values[only],)
+    return itemgetter(*order) if order else lambda values: ()
 
 
 def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str], name: str,
@@ -106,7 +118,12 @@ def render_filled(context: RenderContext, key: tuple[Any, ...], values: list[str
         pieces = shapes[cache_key]
         if pieces is None:
             return render(), None
-        text = fill(pieces, values)
+        picks: dict[tuple[str, tuple[Any, ...]], Callable[[list[str]], Any]] = context.cache.setdefault(
+            "eos-picks", {})
+        pick = picks.get(cache_key)
+        if pick is None:
+            pick = picks[cache_key] = picker(pieces)
+        text = fill(pieces, values, pick)
         if MARK in text:  # a value held the marker: its pieces may be misplaced
             return render(), None
         return text, pieces

@@ -61,28 +61,42 @@ Match = Callable[[Tokens], "tuple[Sequence[str], tuple[Any, ...]] | None"]
 """Tokens -> (what equalities are taken of, what the canonical forms keep), or None when one is no token."""
 
 _FIRST, _LAST, _LAST_OF_ADDRESS = itemgetter(0), itemgetter(-1), itemgetter(-4)
-_LENGTH, _BEFORE_LENGTH = itemgetter(slice(-3, None)), itemgetter(slice(None, -3))
+_BEFORE_LENGTH = itemgetter(slice(None, -3))
 _PARITY = str.maketrans("0123456789", "0101010101")
 _HOSTNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _NAME = re.compile(r"fabgen-[0-9a-f]{12}")
 
 
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_DIGITS_AND_SPACE = b"0123456789 "
+
+
 def _text(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
     """:data:`~fabgen.targets.eos.shape.TEXT`: 1-240 printable ASCII characters but ``?``, no space at either
-    end, no ``bfd`` (looked for across the joined tokens too, which can only refuse more)."""
-    joined = "".join(tokens)
-    if (not joined.isascii() or not joined.isprintable() or "?" in joined or "bfd" in joined
-            or max(map(len, tokens)) > 240 or min(map(len, tokens)) < 1
-            or " " in set(map(_FIRST, tokens)) or " " in set(map(_LAST, tokens))):
+    end, no ``bfd``.
+
+    Told over the tokens joined by ``?`` (no token may hold one), by a few C-level searches instead of a test
+    per token: a ``?`` at either end or next to another, or next to a space, is an empty token or one with a
+    space at an end; ``bfd`` cannot span two tokens, as a ``?`` stands between them."""
+    joined = "?".join(tokens)
+    if (not joined or not joined.isascii() or joined.encode().translate(None, _PRINTABLE)
+            or joined.count("?") != len(tokens) - 1 or "bfd" in joined
+            or joined[0] in " ?" or joined[-1] in " ?" or "??" in joined or "? " in joined or " ?" in joined
+            or (len(joined) - len(tokens) >= 240 and max(map(len, tokens)) > 240)):
         return None
     return tokens, ()
 
 
 def _asn(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
-    """:data:`~fabgen.targets.eos.shape.ASN`: 1-4294967295 in ASCII digits, no leading zero."""
-    joined = "".join(tokens)
-    if (not joined.isascii() or not joined.isdigit() or min(map(len, tokens)) < 1 or max(map(len, tokens)) > 10
-            or "0" in set(map(_FIRST, tokens)) or max(map(int, tokens)) > 4294967295):
+    """:data:`~fabgen.targets.eos.shape.ASN`: 1-4294967295 in ASCII digits, no leading zero (told over the
+    tokens joined by a space, as :func:`_text` is)."""
+    joined = " ".join(tokens)
+    if (not joined or not joined.isascii() or joined.encode().translate(None, _DIGITS_AND_SPACE)
+            or joined.count(" ") != len(tokens) - 1 or joined[0] in " 0" or joined[-1] == " "
+            or "  " in joined or " 0" in joined):
+        return None
+    longest = max(map(len, tokens))
+    if longest > 10 or (longest == 10 and max(map(int, tokens)) > 4294967295):
         return None
     return tokens, ()
 
@@ -94,10 +108,18 @@ def _address(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
 def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
     """A dotted quad and ``/31`` or ``/32``: the pass renames the quad (equalities are of it) and the length
-    stays in the text (kept)."""
-    if not {"/31", "/32"}.issuperset(map(_LENGTH, tokens)):
+    stays in the text (kept).
+
+    The lengths are told by counts over the tokens joined by commas: as many commas as tokens (so none in a
+    token), as many ``/`` as tokens, and as many ``/31,`` and ``/32,`` together; each of those ends at its own
+    comma, so each token ends so and holds no other ``/``."""
+    count = len(tokens)
+    joined = ",".join(tokens) + ","
+    if (joined.count(",") != count or joined.count("/") != count
+            or joined.count("/31,") + joined.count("/32,") != count):
         return None
-    addresses = list(map(_BEFORE_LENGTH, tokens))
+    addresses = joined.replace("/31,", ",").replace("/32,", ",").split(",")
+    addresses.pop()
     return (addresses, ("".join(map(_LAST, tokens)),)) if quads(addresses) else None
 
 
@@ -162,6 +184,7 @@ class _Group:
     """The values one pass renames: where they are, how they are matched, what their canonical form keeps."""
 
     name: str
+    indices: tuple[int, ...]
     get: Callable[[Sequence[str]], Tokens]
     prefixes: tuple[str, ...] | None
     """Text put before each value to make the pass's token (a comment's ``fabgen: ``); None when the value is it."""
@@ -189,7 +212,10 @@ def _constants(text: str, entry: Pass) -> frozenset[str]:
 
 
 def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
-    """None when all keys differ (one C-level dict), else each key's number of first appearance."""
+    """None when all keys differ (one C-level dict; none for a single key), else each key's number of first
+    appearance."""
+    if len(keys) < 2:
+        return None
     distinct = dict.fromkeys(keys)
     if len(distinct) == len(keys):
         return None
@@ -225,7 +251,8 @@ class SlotProof:
         for name, slots in sorted(by_name.items(), key=lambda item: passes.index(_TOKENS[item[0]][0])):
             entry, match = _TOKENS[name]
             prefixes = tuple(p for _, p in slots)
-            self._groups.append(_Group(name, _getter(tuple(i for i, _ in slots)), prefixes if any(prefixes) else None,
+            indices = tuple(i for i, _ in slots)
+            self._groups.append(_Group(name, indices, _getter(indices), prefixes if any(prefixes) else None,
                                        match, _constants(text, entry)))
         self._subnet_constants = _constants(text, SUBNET_PASS)
         if NAME_PASS in passes:
@@ -274,26 +301,47 @@ class SlotProof:
                     return None
         return kinds
 
-    def signature(self, values: Sequence[str], text: str, seen: dict[tuple[str, Tokens], Any] | None = None
-                  ) -> Signature | None:
+    def reusing(self, other: SlotProof, shift: int) -> tuple[int | None, ...]:
+        """For each of this proof's groups, the index of ``other``'s group that signs the same values alike
+        when this proof's value ``i + shift`` is ``other``'s value ``i`` (a session's values are its title, its
+        name, then its config's), else None.
+
+        Alike means the same type, slots, prefixes and shape tokens (and, for addresses, the same management
+        slots and subnet tokens): everything :meth:`_sign` reads but the values themselves, so its answer for
+        the one group is its answer for the other."""
+        found: list[int | None] = []
+        for group in self._groups:
+            match = None
+            for index, mine in enumerate(other._groups):
+                if (mine.name == group.name and tuple(i + shift for i in mine.indices) == group.indices
+                        and mine.prefixes == group.prefixes and mine.constants == group.constants
+                        and (group.name != "address" or (
+                            tuple(i + shift for i in other._management) == self._management
+                            and other._subnet_constants == self._subnet_constants))):
+                    match = index
+            found.append(match)
+        return tuple(found)
+
+    def signature(self, values: Sequence[str], text: str,
+                  reuse: tuple[Signature, tuple[int | None, ...]] | None = None) -> Signature | None:
         """What the shape passes would keep of ``values`` in ``text`` (this shape filled with them), or None
-        when they are not all tokens these slots prove (then nothing is vouched). ``seen`` holds the groups
-        already signed for the same tokens (a session's are mostly its config's)."""
+        when they are not all tokens these slots prove (then nothing is vouched). ``reuse`` is another proof's
+        signature of the same values and :meth:`reusing`'s map onto its groups: those groups are taken from
+        it, not signed again (a session's are mostly its config's)."""
         if not self.ok:
             return None
         out: list[Any] = []
-        for group in self._groups:
+        signed: Any
+        for at, group in enumerate(self._groups):
+            if reuse is not None and (index := reuse[1][at]) is not None:
+                out.append(reuse[0][index])
+                continue
             tokens = group.get(values)
             if group.prefixes is not None:
                 tokens = tuple(p + t for p, t in zip(group.prefixes, tokens, strict=True))
-            memo = (group.name, tokens)
-            signed = seen.get(memo) if seen is not None else None
+            signed = self._sign(group, tokens, values)
             if signed is None:
-                signed = self._sign(group, tokens, values)
-                if signed is None:
-                    return None
-                if seen is not None:
-                    seen[memo] = signed
+                return None
             out.append(signed)
         digits = "".join(values[i] for i in self._digits)
         if not (digits.isascii() and digits.isdigit()) and self._digits:
@@ -358,12 +406,17 @@ Filled = tuple[str, str, Split, list[str]]
 
 
 class Vouchers:
-    """Per run: each shape's :class:`SlotProof`, and the check's verdict for each signature seen (bounded)."""
+    """Per run: each shape's :class:`SlotProof`, and the check's verdict for each signature seen (bounded).
+
+    A session's values are its title, its name and then its config's, and its groups but the name and the
+    comments are its config's groups at the same slots with the same shape tokens; so those are taken from the
+    config's signature (:meth:`SlotProof.reusing`), and a session costs the signing of two small groups."""
 
     LIMIT = 256
 
     def __init__(self) -> None:
         self._proofs: dict[tuple[str, Any], SlotProof] = {}
+        self._sessions: dict[Any, tuple[SlotProof, tuple[int | None, ...]]] = {}
         self._verdicts: dict[tuple[str, Any, Signature], bool] = {}
 
     def _clean(self, kind: str, key: Any, signature: Signature, path: str, text: str) -> bool:
@@ -382,19 +435,19 @@ class Vouchers:
         proof = self._proofs.get(("cfg", key))
         if proof is None:
             proof = self._proofs[("cfg", key)] = SlotProof(shape_text(pieces), CONFIG_PASSES)
-        seen: dict[tuple[str, Tokens], Any] = {}
-        signature = proof.signature(values, text, seen)
+        signature = proof.signature(values, text)
         if signature is None or not self._clean("cfg", key, signature, path, text):
             return
         PROVED_CLEAN.vouch(path, text)
         session_path, session_text, session_pieces, session_values = session
-        proof = self._proofs.get(("session", key))
-        if proof is None:
+        held = self._sessions.get(key)
+        if held is None:
             body = shape_text(pieces)
             body = body[:-len("end\n")] if body.endswith("\nend\n") else f"{MARK}"
-            proof = self._proofs[("session", key)] = SlotProof(shape_text(session_pieces, _renumbered(body)),
-                                                               SESSION_PASSES)
-        signature = proof.signature([*session_values[:2], *values], session_text, seen)
+            session_proof = SlotProof(shape_text(session_pieces, _renumbered(body)), SESSION_PASSES)
+            held = self._sessions[key] = (session_proof, session_proof.reusing(proof, 2))
+        session_proof, reused = held
+        signature = session_proof.signature([*session_values[:2], *values], session_text, (signature, reused))
         if signature is not None and self._clean("session", key, signature, session_path, session_text):
             PROVED_CLEAN.vouch(session_path, session_text)
 

@@ -26,28 +26,34 @@ from typing import Any
 
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent
-from fabgen.targets.eos.headroom import mmu_profile
+from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
 from fabgen.targets.eos.text import by_address, config_text, config_texts, eos_mtu, natural_key
 
-_PORT_SHAPE = attrgetter("name", "speed", "lanes", "shutdown")
 _NAME = attrgetter("name")
+_SPEED = attrgetter("speed")
+_LANES = attrgetter("lanes")
+_SHUTDOWN = attrgetter("shutdown")
+_CABLE = attrgetter("cable_m")
 _ADDRESS = attrgetter("address")
 _DESCRIPTION = attrgetter("description")
+_REMOTE_ASN = attrgetter("remote_asn")
 
 
 class PlanValues:
-    """Per-run memo of what many switches share: the sorted order of a port list, one token per QoS policy."""
+    """Per-run memo of what many switches share: a port list's order and shape, a headroom profile, one token per
+    QoS policy."""
 
     def __init__(self, plan: FabricPlan) -> None:
         self.plan = plan
         self.cluster = plan.spec.cluster.name
-        self._orders: dict[tuple[str, ...], list[int]] = {}
+        self._ports: dict[tuple[tuple[Any, ...], ...], tuple[list[int], int]] = {}
+        self._mmus: dict[tuple[Any, ...], tuple[MmuProfile | None, str]] = {}
         self._policies: dict[int, tuple[QosIntent, int]] = {}
         self._keys: dict[tuple[Any, ...], int] = {}
 
     def _interned(self, key: list[Any]) -> tuple[str, int]:
         """A small stand-in for ``key``, one per distinct key: the shape caches hash it several times per
-        switch, and a key holds a tuple per port."""
+        switch."""
         return "plan", self._keys.setdefault(tuple(key), len(self._keys))
 
     def _policy(self, qos: QosIntent) -> int:
@@ -57,21 +63,42 @@ class PlanValues:
             held = self._policies[id(qos)] = (qos, len(self._policies))
         return held[1]
 
-    def _port_order(self, switch: Switch) -> list[int]:
-        """Indices of ``switch.ports`` in :func:`~fabgen.targets.eos.config.natural_key` order (memoised by names)."""
-        names = tuple(map(_NAME, switch.ports))
-        order = self._orders.get(names)
-        if order is None:
-            order = self._orders[names] = sorted(range(len(names)), key=lambda i: natural_key(names[i]))
-        return order
+    def _port_layout(self, switch: Switch, names: tuple[str, ...]) -> tuple[list[int], int]:
+        """Indices of ``switch.ports`` in :func:`~fabgen.targets.eos.config.natural_key` order, and a token for
+        what of them steers the template (each port's name, speed, number of lanes and shutdown, in that order;
+        :func:`~fabgen.targets.eos.limits.interface_speed` reads only how many lanes a port has).
+
+        Memoised by the columns themselves (a few C-level maps), so no per-port tuple is built once a layout
+        is known: every switch of a tier has one. Equal columns, equal token; two switches whose ports differ
+        only in order get two tokens, which costs a shape, never a wrong one."""
+        columns = (names, tuple(map(_SPEED, switch.ports)), tuple(map(len, map(_LANES, switch.ports))),
+                   tuple(map(_SHUTDOWN, switch.ports)))
+        layout = self._ports.get(columns)
+        if layout is None:
+            order = sorted(range(len(names)), key=lambda i: natural_key(names[i]))
+            layout = self._ports[columns] = (order, len(self._ports))
+        return layout
+
+    def _mmu(self, switch: Switch, names: tuple[str, ...]) -> tuple[MmuProfile | None, str]:
+        """:func:`~fabgen.targets.eos.headroom.mmu_profile` and its cleaned note, memoised by everything it reads:
+        the policy (lossless priorities, MTU), the platform, and each port's name, speed and cable."""
+        memo = (self._policy(switch.qos), switch.model, switch.asic, names, tuple(map(_SPEED, switch.ports)),
+                tuple(map(_CABLE, switch.ports)))
+        found = self._mmus.get(memo)
+        if found is None:
+            mmu, note = mmu_profile(switch, eos_mtu(switch.qos.mtu))
+            found = self._mmus[memo] = (mmu, config_text(note))
+        return found
 
     def key_and_values(self, switch: Switch) -> tuple[tuple[str, int], list[str]]:
         """The shape key of ``switch`` and :func:`fabgen.targets.eos.fill.slotted`'s values for it, in its order."""
         qos = switch.qos
-        ports = [switch.ports[i] for i in self._port_order(switch)]
-        mmu, mmu_note = mmu_profile(switch, eos_mtu(qos.mtu))
+        names = tuple(map(_NAME, switch.ports))
+        order, layout = self._port_layout(switch, names)
+        ports = [switch.ports[i] for i in order]
+        mmu, mmu_note = self._mmu(switch, names)
         title = config_text(f"{switch.name} ({switch.model}, {switch.tier}) of cluster {self.cluster}")
-        values = [title, switch.name, config_text(mmu_note)]
+        values = [title, switch.name, mmu_note]
         if mmu:
             values.append(str(mmu.headroom_bytes))
         descriptions = config_texts(list(map(_DESCRIPTION, ports)))
@@ -92,8 +119,7 @@ class PlanValues:
         if switch.mgmt:
             values.append(switch.mgmt)
         key: list[Any] = [self._policy(qos), switch.model, switch.asic, switch.speed, switch.roce_qp_hash,
-                          switch.load_balancing, mmu.name if mmu else None, bool(switch.mgmt),
-                          tuple(map(_PORT_SHAPE, ports)), described]
+                          switch.load_balancing, mmu.name if mmu else None, bool(switch.mgmt), layout, described]
         bgp = switch.bgp
         if bgp is None:
             key.append(None)
@@ -101,12 +127,19 @@ class PlanValues:
         neighbors = by_address(bgp.neighbors)
         texts = config_texts(list(map(_DESCRIPTION, neighbors)))
         bfd = (bgp.bfd.interval_ms, bgp.bfd.multiplier) if bgp.bfd else None
+        every = "" not in texts
         key.append((bgp.keepalive, bgp.hold, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks), bfd,
-                    len(neighbors), True if "" not in texts else tuple(map(bool, texts))))
+                    len(neighbors), True if every else tuple(map(bool, texts))))
         values += [str(bgp.asn), bgp.router_id]
-        for neighbor, text in zip(neighbors, texts, strict=True):
-            values += [neighbor.address, str(neighbor.remote_asn), text] if text else [
-                neighbor.address, str(neighbor.remote_asn)]
+        asns = list(map(str, map(_REMOTE_ASN, neighbors)))
+        if every:  # address, AS and description of each, by three slice assignments
+            triples = [""] * (3 * len(neighbors))
+            triples[0::3] = map(_ADDRESS, neighbors)
+            triples[1::3] = asns
+            triples[2::3] = texts
+            values += triples
+        else:
+            for neighbor, asn, text in zip(neighbors, asns, texts, strict=True):
+                values += [neighbor.address, asn, text] if text else [neighbor.address, asn]
         values += bgp.networks
         return self._interned(key), values
-

@@ -108,14 +108,19 @@ def _edit(rng: random.Random, values: list[str]) -> list[str]:
     return values
 
 
+def _proofs(context: RenderContext, key: Any) -> tuple[slots.SlotProof, slots.SlotProof]:
+    """The slot proofs of one shape's config and session, built as :class:`slots.Vouchers` builds them."""
+    cfg_pieces = _pieces(context, TEMPLATE, key)
+    body = slots._renumbered(slots.shape_text(cfg_pieces)[:-len("end\n")])
+    return (slots.SlotProof(slots.shape_text(cfg_pieces), CONFIG_PASSES),
+            slots.SlotProof(slots.shape_text(_pieces(context, SESSION_TEMPLATE, key), body), SESSION_PASSES))
+
+
 @pytest.mark.parametrize("switch", range(len(LAB[1])))
 def test_one_signature_is_one_shape_text(switch: int) -> None:
     context, fleet = LAB
     key, values = fleet[switch]
-    cfg, session, cfg_pieces, session_pieces = _texts(context, key, values)
-    cfg_proof = slots.SlotProof(slots.shape_text(cfg_pieces), CONFIG_PASSES)
-    body = slots._renumbered(slots.shape_text(cfg_pieces)[:-len("end\n")])
-    session_proof = slots.SlotProof(slots.shape_text(session_pieces, body), SESSION_PASSES)
+    cfg_proof, session_proof = _proofs(context, key)
     assert cfg_proof.ok and session_proof.ok
     by_signature: dict[Any, str] = {}
     rng = random.Random(switch)
@@ -205,3 +210,56 @@ def test_a_value_equal_to_a_constant_token_is_not_vouched() -> None:
     base, text = fill(cfg_pieces, values), fill(cfg_pieces, edited)
     assert shape(base) != shape(text)
     assert proof.signature(edited, text) is None
+
+
+@pytest.mark.parametrize("switch", range(len(LAB[1])))
+def test_a_sessions_groups_taken_from_its_config_sign_alike(switch: int) -> None:
+    """The session takes every group it shares with its config from the config's signature
+    (:meth:`slots.SlotProof.reusing`): for edited values that must be the signature it would sign itself, and
+    only its own name and comments are signed anew."""
+    context, fleet = LAB
+    key, values = fleet[switch]
+    cfg_proof, session_proof = _proofs(context, key)
+    reused = session_proof.reusing(cfg_proof, 2)
+    own = [group.name for group, index in zip(session_proof._groups, reused, strict=True) if index is None]
+    assert sorted(own) == ["comment", "name"]
+    rng = random.Random(300 + switch)
+    compared = 0
+    for trial in range(200):
+        edited = values if trial == 0 else _edit(rng, values)
+        cfg, session, _, _ = _texts(context, key, edited)
+        flat = [edited[0], session_name(cfg), *edited]
+        signature = cfg_proof.signature(edited, cfg)
+        if signature is None:
+            continue
+        compared += 1
+        assert session_proof.signature(flat, session, (signature, reused)) == session_proof.signature(flat, session)
+    assert compared > 100
+
+
+def test_a_group_signed_differently_is_not_taken() -> None:
+    """A session group whose shape tokens differ from its config's (a session-only description, say) is
+    signed by the session itself: the config's answer did not look for that token."""
+    context, fleet = LAB
+    key, _ = fleet[0]
+    cfg_pieces, session_pieces = _pieces(context, TEMPLATE, key), _pieces(context, SESSION_TEMPLATE, key)
+    cfg_proof = slots.SlotProof(slots.shape_text(cfg_pieces), CONFIG_PASSES)
+    body = slots._renumbered(slots.shape_text(cfg_pieces)[:-len("end\n")])
+    text = slots.shape_text(session_pieces, body).replace("show session-config diffs\n",
+                                                          "   description extra\nshow session-config diffs\n")
+    session_proof = slots.SlotProof(text, SESSION_PASSES)
+    names = [group.name for group, index in zip(session_proof._groups, session_proof.reusing(cfg_proof, 2),
+                                                 strict=True) if index is None]
+    assert "description" in names
+
+
+def test_a_picker_fills_as_the_plain_fill_does() -> None:
+    from fabgen.targets.eos.fill import picker
+    context, fleet = LAB
+    for key, values in fleet:
+        for name in (TEMPLATE, SESSION_TEMPLATE):
+            pieces = _pieces(context, name, key)
+            flat = values if name == TEMPLATE else [values[0], "fabgen-0123456789ab", "body\n"]
+            assert fill(pieces, flat, picker(pieces)) == fill(pieces, flat)
+    for pieces in ((["a"], []), (["a", "b"], [1]), (["a", "b", "c"], [1, 0])):
+        assert fill(pieces, ["x", "y"], picker(pieces)) == fill(pieces, ["x", "y"])
