@@ -83,6 +83,35 @@ def check_install_map(path: str, text: str) -> list[Problem]:
     return problems
 
 
+def passes_for_every_safe_name(shape: str, path: str, name: str) -> bool:
+    """Whether ``shape.replace("@", n)`` passes :func:`check_install_map` for every safe ``n``, from one full check.
+
+    For a target that prints every device's list from one shape (``@`` for the
+    name) and so need not check each copy: the list for ``name`` (at ``path``)
+    is checked in full, and the shape is admitted as :func:`check_install_map`
+    admits one, so a later ``check_install_map`` of any copy agrees at once.
+    False (nothing admitted) when the check finds a problem or the verdict
+    could depend on the name; the caller then checks each list on its own.
+    """
+    if shape in _PASSED:
+        return True
+    if "@" in name or not SAFE_NAME.fullmatch(name) or _check(path, shape.replace("@", name)) or not _name_free(shape):
+        return False
+    if len(_PASSED) < _MAX_SHAPES:
+        _PASSED.add(shape)
+    return True
+
+
+def all_safe(names: list[str]) -> bool:
+    """Whether every name is a :data:`SAFE_NAME`, in one regex pass over them all (no call per name)."""
+    joined = "\n".join(names)
+    return joined.count("\n") == len(names) - 1 and _SAFE_LINES.fullmatch(joined + "\n") is not None
+
+
+_SAFE_LINES = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._-]*\n)*")
+"""Names that are each a :data:`SAFE_NAME`, each followed by a newline (which no safe name holds)."""
+
+
 def _check(path: str, text: str) -> list[Problem]:
     try:
         data = json.loads(text)
