@@ -161,8 +161,10 @@ def _render_hosts(context: RenderContext, pairs: Sequence[tuple[str, Host]]) -> 
     admitted (:data:`_HOST_SHAPES`) once one host's f-string text of it is what
     :func:`_dump` prints (:func:`_render_host`'s test) and passes the check for
     every safe name (:func:`~fabgen.targets.install_check.passes_for_every_safe_name`).
-    A later safe-named host whose text, name replaced by ``@``, is that shape,
-    with as many entries, is the same text but for a safe name: its values hold
+    A later safe-named host whose text is that shape with its name for ``@``
+    (compared with the last host's shape first: a join and a compare, where
+    a lookup replaces and hashes the whole text), with as many entries, is the
+    same text but for a safe name: its values hold
     no quote or newline (the counts are the shape's), no backslash, control or
     non-ASCII character (none in the shape, none in a safe name), so it too is
     what ``_dump`` prints, and it passes the check. Anything else goes the
@@ -174,18 +176,23 @@ def _render_hosts(context: RenderContext, pairs: Sequence[tuple[str, Host]]) -> 
     plan = context.plan
     rows: list[Rendered] = []
     problems: list[Problem] = []
+    last: tuple[list[str], int] = ([], -1)  # the last host's proved shape, split at "@", and its entry count
     for name, host in pairs:
         entries = host_entries(plan, host)
         text = _host_text(name, entries)
         path = f"hosts/{name}/install.json"
-        shape = text.replace(name, "@") if "@" not in text else None
-        if shape is None or _HOST_SHAPES.get(shape) != len(entries):
-            text = _render_host(context, host)[path]
-            found = check_install_map(path, text)
-            problems.extend(found)
-            if (shape is not None and not found and text == shape.replace("@", name) and len(_HOST_SHAPES) < 4096
-                    and passes_for_every_safe_name(shape, path, name)):
+        if len(entries) != last[1] or text != name.join(last[0]):  # not the last host's shape: look it up
+            shape = text.replace(name, "@") if "@" not in text else None
+            if shape is None or _HOST_SHAPES.get(shape) != len(entries):
+                text = _render_host(context, host)[path]
+                found = check_install_map(path, text)
+                problems.extend(found)
+                if (shape is None or found or text != shape.replace("@", name) or len(_HOST_SHAPES) >= 4096
+                        or not passes_for_every_safe_name(shape, path, name)):
+                    rows.append((path, text, (HOST_TARGET_NAME, name)))
+                    continue
                 _HOST_SHAPES[shape] = len(entries)
+            last = (shape.split("@"), len(entries))
         rows.append((path, text, (HOST_TARGET_NAME, name)))
     return rows, problems
 

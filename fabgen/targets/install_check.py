@@ -103,13 +103,24 @@ def passes_for_every_safe_name(shape: str, path: str, name: str) -> bool:
 
 
 def all_safe(names: list[str]) -> bool:
-    """Whether every name is a :data:`SAFE_NAME`, in one regex pass over them all (no call per name)."""
+    """Whether every name is a :data:`SAFE_NAME`, from C-speed scans of them all joined (no call per name).
+
+    Joined by newlines (which no safe name holds, so the count must be one less
+    than the names): every character is one a safe name may hold, and no name
+    is empty or starts with ``.``, ``_`` or ``-``, so each starts with a letter
+    or digit, which is :data:`SAFE_NAME` exactly. ``tests/targets/test_install_many.py``
+    compares it with ``SAFE_NAME`` name by name.
+    """
     joined = "\n".join(names)
-    return joined.count("\n") == len(names) - 1 and _SAFE_LINES.fullmatch(joined + "\n") is not None
+    if not names or joined.count("\n") != len(names) - 1 or not joined.isascii():
+        return False
+    data = f"\n{joined}\n".encode("ascii")
+    return not data.translate(None, _SAFE_BYTES) and _BAD_START.search(data) is None
 
 
-_SAFE_LINES = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._-]*\n)*")
-"""Names that are each a :data:`SAFE_NAME`, each followed by a newline (which no safe name holds)."""
+_SAFE_BYTES = b"\nABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+_BAD_START = re.compile(rb"\n[\n._-]")
+"""An empty name, or one that starts with a character only a later place allows."""
 
 
 def _check(path: str, text: str) -> list[Problem]:

@@ -85,7 +85,7 @@ def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
     if target.scope == "profile":
         return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
     devices = plan.switches if target.scope == "switch" else plan.hosts
-    if target.applies is every_device:
+    if target.applies is every_device:  # no call per device
         return [(d.name, d) for d in devices]
     return [(d.name, d) for d in devices if target.applies(d)]
 

@@ -185,3 +185,10 @@ def test_a_shape_whose_verdict_needs_the_name_is_not_admitted(first: str, fresh:
     assert {p.file for p in problems} == {"hosts/lab02/install.json", "hosts/lab03/install.json"} | (
         {f"hosts/{first}/install.json"} if first == "lab01" else set())
     assert problems == full
+
+
+@pytest.mark.parametrize("names", [["a"], ["a", "b"], [""], ["a", ""], ["", "a"], ["a."], [".a"], ["_a"], ["-a"],
+                                   ["a-b_c.d", "Z9"], ["a\n"], ["\na"], ["a\nb"], ["a", "b\n"], ["\u00e9"], ["a b"],
+                                   ["a\x00"], ["a/b"], ["@"], ["a", "b", "c-"], ["0"], ["a" * 300]])
+def test_all_safe_agrees_with_safe_name_one_by_one(names: list[str]) -> None:
+    assert install_check.all_safe(names) == all(install_check.SAFE_NAME.fullmatch(n) is not None for n in names)
