@@ -179,6 +179,18 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+def unchanged_since(path: str, mtime: float) -> Callable[[], bool]:
+    """A loader's ``uptodate``: the file still has the mtime it had when its source was read."""
+
+    def uptodate() -> bool:
+        try:
+            return os.path.getmtime(path) == mtime
+        except OSError:
+            return False
+
+    return uptodate
+
+
 class BoundedFileSystemLoader(FileSystemLoader):
     """A :class:`~jinja2.FileSystemLoader` that reads only regular files of at most ``MAX_TEMPLATE_BYTES``.
 
@@ -196,13 +208,5 @@ class BoundedFileSystemLoader(FileSystemLoader):
                 source = read_text(path, MAX_TEMPLATE_BYTES, what="template")
             except FabgenError as exc:
                 raise TemplateLimitError(f"{path}: {exc.problems[0].message}") from None
-            mtime = os.path.getmtime(path)
-
-            def uptodate(path: str = path, mtime: float = mtime) -> bool:
-                try:
-                    return os.path.getmtime(path) == mtime
-                except OSError:
-                    return False
-
-            return source, os.path.normpath(path), uptodate
+            return source, os.path.normpath(path), unchanged_since(path, os.path.getmtime(path))
         raise TemplateNotFound(template)

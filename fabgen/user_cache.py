@@ -84,6 +84,16 @@ def active_cache_dir() -> Path | None:
     return None if _off else cache_dir()
 
 
+def location_key() -> tuple[object, ...]:
+    """What :func:`active_cache_dir` depends on, cheaply: a memo about the directory holds while this is equal.
+
+    ``HOME`` stands for ``Path.home()``'s answer (without it, the password entry, which does not move).
+    Building the path costs more than the lookup it saves on a template cache hit.
+    """
+    env = os.environ
+    return _off, env.get(ENV_DIR), env.get("XDG_CACHE_HOME"), env.get("HOME")
+
+
 def private_dir(path: Path) -> str | None:
     """Create ``path`` 0700 if missing; a problem if it is not a directory of ours that only we can use."""
     try:

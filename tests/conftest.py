@@ -14,6 +14,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Performance is measured by bench/, never by a test: a property test slowed by a loaded CI machine must not fail
+# on Hypothesis's per-example deadline (200 ms by default), only on what it asserts.
+settings.register_profile("fabgen", deadline=None)
+settings.load_profile("fabgen")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -206,3 +206,44 @@ def test_manifest_is_json_dumps_byte_for_byte(entries: dict[str, dict[str, objec
     expected = json.dumps({"generator": "fabgen", **meta, "files": dict(sorted(entries.items()))},
                           indent=2, sort_keys=True) + "\n"
     assert _manifest_bytes(entries, meta) == expected.encode()
+
+
+def test_writer_entries_print_as_json_dumps_with_odd_owners(tmp_path: Path) -> None:
+    """TreeWriter keeps its entries as tuples printed by one format string; the bytes are still ``json.dumps``'s,
+    for owners that JSON must escape (quotes, a backslash, a newline, non-ASCII) and files mixed with kept entries."""
+    from fabgen.writer import _manifest_bytes
+
+    writer = TreeWriter(tmp_path / "out", {"fabgen_version": "test"})
+    owners = {"a.txt": ('t"x', "d\\e"), "b/c.txt": ("t\n", "\u00e9\u2028"), "b/d.txt": ("", "")}
+    for path, owner in owners.items():
+        writer.add(path, path.encode() * 3, owner)
+    kept = {"k.txt": {"sha256": "00", "bytes": 1, "target": "t", "device": "d"}}
+    expected_files = {path: {"sha256": hashlib.sha256(path.encode() * 3).hexdigest(), "bytes": len(path) * 3,
+                             "target": target, "device": device} for path, (target, device) in owners.items()}
+    expected = json.dumps({"generator": "fabgen", "fabgen_version": "test",
+                           "files": dict(sorted({**expected_files, **kept}.items()))}, indent=2, sort_keys=True) + "\n"
+    assert _manifest_bytes({**writer.entries, **kept}, writer.meta) == expected.encode()
+    writer.finish()
+    manifest = (tmp_path / "out" / MANIFEST).read_bytes()
+    assert json.loads(manifest)["files"] == expected_files
+    writer_alone = json.dumps({"generator": "fabgen", "fabgen_version": "test", "files": expected_files},
+                              indent=2, sort_keys=True) + "\n"
+    assert manifest == writer_alone.encode()
+
+
+def test_a_short_write_is_completed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.write`` may take less than it was given (a signal, a pipe-like file): the rest follows, nothing is lost."""
+    import fabgen.writer as writer_module
+
+    real_write = os.write
+    calls: list[int] = []
+
+    def at_most_5(fd: int, data: bytes | memoryview) -> int:
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:5]))
+
+    monkeypatch.setattr(writer_module.os, "write", at_most_5)
+    data = bytes(range(23))
+    writer_module._write_new(str(tmp_path / "f"), data)
+    assert (tmp_path / "f").read_bytes() == data
+    assert calls == [23, 18, 13, 8, 3]

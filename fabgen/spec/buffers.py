@@ -18,8 +18,6 @@ buffer model, the lossless traffic pattern, the shared headroom pool, the
 default lossless ``dynamic_th`` and pool sizes.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

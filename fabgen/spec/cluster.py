@@ -1,7 +1,5 @@
 """The whole spec: one document, one cluster."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr

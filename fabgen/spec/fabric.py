@@ -1,10 +1,8 @@
 """The switch fabric: rails, tiers, oversubscription, addressing, explicit cabling."""
 
-from __future__ import annotations
-
 import ipaddress
 from fractions import Fraction
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -51,7 +49,7 @@ class Tier(SpecModel):
     Default: the model's default SKU (``SN5600`` -> ``ACS-SN5600``), else ``model`` itself."""
 
     @model_validator(mode="after")
-    def _hwsku_is_sonic(self) -> Tier:
+    def _hwsku_is_sonic(self) -> Self:
         if self.hwsku is not None and self.os != "sonic":
             raise ValueError(f"hwsku names a SONiC SKU; this tier runs {self.os}")
         return self
@@ -88,7 +86,7 @@ class Addressing(SpecModel):
     (they are numbered from the first); SONiC's ``MGMT_INTERFACE`` needs one."""
 
     @model_validator(mode="after")
-    def _gateway_in_mgmt(self) -> Addressing:
+    def _gateway_in_mgmt(self) -> Self:
         gateway = self.mgmt_gateway
         if gateway is None:
             return self
@@ -119,7 +117,7 @@ class Cable(SpecModel):
     """This cable's length (metres): sizes the PFC headroom of both ends instead of ``qos.cable_length``."""
 
     @model_validator(mode="after")
-    def _distinct(self) -> Cable:
+    def _distinct(self) -> Self:
         if self.a == self.b:
             raise ValueError("a cable cannot connect a port to itself")
         return self
@@ -175,7 +173,7 @@ class Fabric(SpecModel):
         return _check_ratio(value)
 
     @model_validator(mode="after")
-    def _topology_fields(self) -> Fabric:
+    def _topology_fields(self) -> Self:
         if self.topology == "rack" and self.hosts_per_rack is None:
             raise ValueError("topology 'rack' needs hosts_per_rack (hosts behind one leaf)")
         if self.topology == "rail" and self.hosts_per_rack is not None:

@@ -1,7 +1,5 @@
 """How a host profile configures its backend (RoCE) NICs: which network stack, which MTU."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

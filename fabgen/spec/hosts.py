@@ -1,10 +1,8 @@
 """Host profiles (what one server looks like inside) and host groups (how many)."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Hashable, Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -28,7 +26,7 @@ class Cpu(SpecModel):
     """Logical CPUs of this NUMA node (cpulist form); NCCL's affinity mask is computed from it."""
 
     @model_validator(mode="after")
-    def _cpuid_complete(self) -> Cpu:
+    def _cpuid_complete(self) -> Self:
         if self.arch == "x86_64" and self.vendor is None:
             raise ValueError("an x86_64 CPU needs 'vendor' (NCCL requires it)")
         if self.vendor == "GenuineIntel" and (self.family is None or self.model is None):
@@ -108,7 +106,7 @@ class HostProfile(SpecModel):
     backend_network: BackendNetwork = BackendNetwork()
 
     @model_validator(mode="after")
-    def _consistent(self) -> HostProfile:
+    def _consistent(self) -> Self:
         numas = [c.numa for c in self.cpus]
         _unique(numas, "NUMA node")
         _unique([g.index for g in self.gpus], "GPU index")
@@ -176,7 +174,7 @@ class HostGroup(SpecModel):
         return value
 
     @model_validator(mode="after")
-    def _count_or_names(self) -> HostGroup:
+    def _count_or_names(self) -> Self:
         if self.names is not None:
             if self.count is not None or self.name is not None:
                 raise ValueError("give either 'names' or 'count' with 'name', not both")

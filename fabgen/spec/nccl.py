@@ -1,7 +1,5 @@
 """NCCL policy: target version, where files are installed, hand-set variables."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints

@@ -1,7 +1,5 @@
 """NIC policy: trust, PFC, CNP and DCQCN as the NIC driver names them."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator

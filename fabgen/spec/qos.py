@@ -4,9 +4,7 @@ One policy describes what every switch and every NIC must agree on; the
 planner turns it into per-device intents and the linter checks the agreement.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
@@ -26,7 +24,7 @@ class Ecn(SpecModel):
     """Marking probability at ``max``, in percent."""
 
     @model_validator(mode="after")
-    def _ordered(self) -> Ecn:
+    def _ordered(self) -> Self:
         if self.min >= self.max:
             raise ValueError(f"ECN min ({self.min} bytes) must be below max ({self.max} bytes)")
         return self
@@ -49,7 +47,7 @@ class TrafficClass(SpecModel):
     """DWRR weight in percent of the bandwidth left by strict queues."""
 
     @model_validator(mode="after")
-    def _scheduling(self) -> TrafficClass:
+    def _scheduling(self) -> Self:
         if self.strict and self.weight is not None:
             raise ValueError("a class is either 'strict' or has a 'weight', not both")
         if not self.strict and self.weight is None:

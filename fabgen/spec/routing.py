@@ -21,9 +21,7 @@ ASNs derive from each switch's position (tier, pod, rail, index), never from
 enumeration order, so adding a pod changes no existing switch's ASN.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -64,7 +62,7 @@ class Timers(SpecModel):
     """0 (never expire, RFC 4271) or at least 3 keepalives, so one lost keepalive never drops a session."""
 
     @model_validator(mode="after")
-    def _hold_covers_keepalives(self) -> Timers:
+    def _hold_covers_keepalives(self) -> Self:
         if self.hold != 0 and self.hold < 3 * self.keepalive:
             raise ValueError(f"hold ({self.hold}) must be 0 or at least 3 x keepalive ({3 * self.keepalive})")
         if self.hold != 0 and self.keepalive == 0:

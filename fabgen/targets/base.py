@@ -60,6 +60,9 @@ class Target:
     summary: str
     render: Callable[[RenderContext, Any], dict[str, str]]
     applies: Callable[[Any], bool] = every_device
+    devices: Callable[[FabricPlan], list[tuple[str, Any]]] | None = None
+    """``(name, device)`` pairs it renders, in plan order, when ``applies`` cannot tell from the device
+    alone (a host's NCCL files depend on its profile's): the plan is walked once, not a render per host."""
     check: Callable[[str, str], list[Problem]] | None = None
     """Checks one produced file the way its consumer would; any problem is a fabgen bug, nothing is written."""
     limits: Callable[[FabricPlan], list[Problem]] | None = None

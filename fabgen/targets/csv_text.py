@@ -37,13 +37,28 @@ def plain_shape(text: str, columns: int) -> bool:
     return skeleton == (b"," * (columns - 1) + b"\n") * skeleton.count(b"\n")
 
 
+def joined_plain(text: str, columns: int, lines: int) -> bool:
+    """``text``, made by its caller as ``lines`` rows of exactly ``columns`` cells each joined by commas and
+    ended by a newline, is the csv writer's output: no cell held a comma, newline, quote or carriage return.
+
+    Why counting is enough: the joins put exactly ``columns - 1`` commas and one
+    newline in each row, so a cell's comma or newline shows as one too many in
+    the text's totals, and a quote or carriage return anywhere is a cell's
+    (four C scans, a third of :func:`plain_shape`'s encode and translate over
+    the whole text). The caller's construction is the premise: a row built with
+    a cell too few and one holding a comma would pass, so rows of unknown width
+    must be measured first, as :func:`csv_text` does. One column is refused, as
+    in :func:`plain_shape` (the writer quotes a row of one empty cell).
+    """
+    return (columns >= 2 and text.count("\n") == lines and text.count(",") == (columns - 1) * lines
+            and '"' not in text and "\r" not in text)
+
+
 def csv_text(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """The bytes ``csv.writer(lineterminator="\\n")`` writes for a header and rows of strings, by a join when it can."""
     text = "\n".join([",".join(columns), *map(",".join, rows)]) + "\n"
-    width = len(columns)
-    # A cell's comma can pass for the separator of a missing cell, and a cell's newline plus commas for a row of
-    # its own: hence exactly the header's width in every row and exactly one newline per row, then the skeleton.
-    if set(map(len, rows)) <= {width} and text.count("\n") == len(rows) + 1 and plain_shape(text, width):
+    # A cell's comma can pass for the separator of a missing cell, so every row must be the header's width.
+    if set(map(len, rows)) <= {len(columns)} and joined_plain(text, len(columns), len(rows) + 1):
         return text
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

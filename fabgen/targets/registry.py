@@ -80,6 +80,8 @@ def limit_problems(plan: FabricPlan) -> list[Problem]:
 
 def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
     """(device name, device) pairs a target renders, in plan order."""
+    if target.devices is not None:
+        return target.devices(plan)
     if target.scope == "cluster":
         return [("", plan)]
     if target.scope == "profile":

@@ -38,10 +38,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import importlib.util
-import json
 import marshal
 import os
+import stat
 import sys
+import time
 import types
 import weakref
 from contextlib import suppress
@@ -55,18 +56,22 @@ from jinja2.environment import Environment
 from jinja2.utils import _PassArg
 
 from fabgen import user_cache
-from fabgen.bounded import read_bytes
-from fabgen.errors import FabgenError
 
-SCHEMA = 1
-"""Bump when the entry layout or what goes into the key changes."""
+SCHEMA = 2
+"""Bump when the entry layout or what goes into the key changes (2: a fixed binary header, no JSON)."""
 MAGIC = b"fabgen-template-cache\n"
+HEADER_BYTES = len(MAGIC) + 32 + 32
+"""An entry: :data:`MAGIC`, the key's SHA-256 (the entry's name, raw), the source's SHA-256, the marshal
+data, then the HMAC-SHA256 of all that."""
 MAX_ENTRY_BYTES = 8 << 20
 """fabgen's largest compiled template is about 60 kB; a larger entry is not read."""
 MAX_ENTRIES = 1024
 MAX_TOTAL_BYTES = 64 << 20
 """Entries and bytes kept (one checkout's templates are about 30 entries, 1 MB), least recently used out."""
 _MAC_BYTES = 32
+TOUCH_AFTER_SECONDS = 3600
+"""A hit refreshes the entry's mtime (pruning drops the least recently used) only when it is older than
+this: an hour is fine grain for an LRU of 1,024 entries, and most hits then write no inode."""
 
 
 def _module_digest(module_name: str) -> str:
@@ -105,113 +110,188 @@ def environment_fingerprint(env: Environment) -> str:
                _callable_id(env.finalize), _callable_id(env.autoescape) if callable(env.autoescape) else env.autoescape)
     rows.append(f"options {options!r}")
     for kind, table in (("filter", env.filters), ("test", env.tests)):
-        rows.extend(f"{kind} {name} {_PassArg.from_obj(func)}" for name, func in sorted(table.items()))
+        for name in sorted(table):
+            passed = getattr(table[name], "jinja_pass_arg", None)  # _PassArg.from_obj: how Jinja calls it
+            rows.append(f"{kind} {name} {'-' if passed is None else passed.name}")
     return hashlib.sha256("\n".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+class _EnvironmentState:
+    """What one environment's lookups share: the key's hashed prefix and the trusted store per cache location.
+
+    Kept per environment, not per process: ``environment.cache_clear()`` (a new
+    environment) starts from nothing, as a new ``fabgen generate`` process does,
+    so nothing here lets a measurement skip work a new process would pay.
+    """
+
+    __slots__ = ("prefix", "stores")
+
+    def __init__(self, fingerprint: str) -> None:
+        self.prefix = hashlib.sha256(f"{fingerprint}\0".encode())
+        self.stores: dict[tuple[object, ...], tuple[str, bytes] | None] = {}
+
+
 class TemplateCache(BytecodeCache):
-    """Jinja's bytecode cache hook over :mod:`fabgen.user_cache`'s directory; see the module's docstring."""
+    """Jinja's bytecode cache hook over :mod:`fabgen.user_cache`'s directory; see the module's docstring.
+
+    A hit costs two small reads (the template's source, by the loader, and the
+    entry), one HMAC over the entry, one comparison of the source digest and one
+    ``marshal.loads``: the few-millisecond targets load two or three templates,
+    so every step of the hit path counts against their floors.
+    """
 
     def __init__(self, note: user_cache.Note = user_cache.note_once) -> None:
         self.note = note
-        self._fingerprints: weakref.WeakKeyDictionary[Environment, str] = weakref.WeakKeyDictionary()
-        self._trusted: dict[Path, tuple[Path, bytes] | None] = {}
+        self._states: weakref.WeakKeyDictionary[Environment, _EnvironmentState] = weakref.WeakKeyDictionary()
 
-    def _store(self) -> tuple[Path, bytes] | None:
-        """The entries directory and the secret, or None (cache off, or a directory this user cannot trust)."""
+    def _state(self, environment: Environment) -> _EnvironmentState:
+        state = self._states.get(environment)
+        if state is None:
+            state = self._states[environment] = _EnvironmentState(environment_fingerprint(environment))
+        return state
+
+    def _store(self, state: _EnvironmentState | None = None) -> tuple[str, bytes] | None:
+        """The entries directory and the secret, or None (cache off, or a directory this user cannot trust).
+
+        Resolved once per environment and cache location (:func:`user_cache.location_key`: the
+        variables that choose the directory, so a test that moves it is followed), then reused.
+        """
+        where = user_cache.location_key()
+        if state is not None and where in state.stores:
+            return state.stores[where]
+        store: tuple[str, bytes] | None = None
         root = user_cache.active_cache_dir()
-        if root is None:
-            return None
-        if root not in self._trusted:
+        if root is not None:
             secret = user_cache.user_secret(root)
             entries = root / f"templates-v{SCHEMA}"
             problem = secret if isinstance(secret, str) else user_cache.private_dir(entries)
             if problem is not None:
                 self.note(f"not used: {problem}")
-            self._trusted[root] = None if problem is not None or isinstance(secret, str) else (entries, secret)
-        return self._trusted[root]
+            elif not isinstance(secret, str):
+                store = (str(entries), secret)
+        if state is not None:
+            state.stores[where] = store
+        return store
 
     def get_source_checksum(self, source: str) -> str:
         return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
     def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
         """A bucket named for this template in this environment; filled from disk only if every check passes."""
-        fingerprint = self._fingerprints.get(environment)
-        if fingerprint is None:
-            fingerprint = self._fingerprints[environment] = environment_fingerprint(environment)
+        state = self._state(environment)
         escape = environment.autoescape(name) if callable(environment.autoescape) else environment.autoescape
-        key = hashlib.sha256(f"{fingerprint}\0{name}\0{filename}\0{bool(escape)}".encode(
-            "utf-8", "surrogateescape")).hexdigest()
-        bucket = Bucket(environment, key, self.get_source_checksum(source))
-        self.load_bytecode(bucket)
+        key = state.prefix.copy()
+        key.update(f"{name}\0{filename}\0{bool(escape)}".encode("utf-8", "surrogateescape"))
+        bucket = Bucket(environment, key.hexdigest(), self.get_source_checksum(source))
+        store = self._store(state)
+        if store is not None:
+            self._load(bucket, *store)
         return bucket
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        store = self._store()
-        if store is None:
+        store = self._store(self._state(bucket.environment))
+        if store is not None:
+            self._load(bucket, *store)
+
+    def _load(self, bucket: Bucket, entries: str, secret: bytes) -> None:
+        path = f"{entries}/{bucket.key}"
+        read = _read_entry(path)
+        if read is None:
+            return  # no entry: a plain miss, even if a concurrent writer's rename lands just after the failed open
+        if isinstance(read, str):
+            self.note(f"ignoring template entry {bucket.key[:16]}: {read}")
             return
-        entries, secret = store
-        path = entries / bucket.key
-        try:
-            data = read_bytes(path, MAX_ENTRY_BYTES, what="template cache entry", follow=False)
-        except FabgenError as exc:
-            # No entry is a plain miss, even if a concurrent writer's rename lands just after the failed open
-            # (an existence test after the read said "ignoring ...: no such file" for it).
-            if not isinstance(exc.__context__, FileNotFoundError):
-                self.note(f"ignoring template entry {bucket.key[:16]}: {exc.problems[0].message}")
-            return
+        data, mtime = read
         code = self._verified(data, bucket, secret)
         if code is not None:
             bucket.code = code
-            with suppress(OSError):
-                os.utime(path)  # pruning drops the least recently used
+            if mtime < time.time() - TOUCH_AFTER_SECONDS:
+                with suppress(OSError):
+                    os.utime(path)  # pruning drops the least recently used
 
     def _verified(self, data: bytes, bucket: Bucket, secret: bytes) -> types.CodeType | None:
         """The entry's code if its MAC, name and source digest check (marshal runs only after the MAC)."""
-        size = len(MAGIC) + 4
-        if len(data) < size + _MAC_BYTES or not data.startswith(MAGIC):
+        if len(data) < HEADER_BYTES + _MAC_BYTES or not data.startswith(MAGIC):
             self.note(f"ignoring template entry {bucket.key[:16]}: truncated or not a fabgen template entry")
             return None
-        body, mac = data[:-_MAC_BYTES], data[-_MAC_BYTES:]
-        if not hmac.compare_digest(mac, hmac.new(secret, body, hashlib.sha256).digest()):
+        view = memoryview(data)
+        if not hmac.compare_digest(view[-_MAC_BYTES:], hmac.digest(secret, view[:-_MAC_BYTES], "sha256")):
             self.note(f"ignoring template entry {bucket.key[:16]}: authentication failed "
                       "(tampered, truncated, or written under another secret)")
             return None
-        length = int.from_bytes(body[len(MAGIC):size], "big")
+        if view[len(MAGIC):len(MAGIC) + 32] != bytes.fromhex(bucket.key):
+            self.note(f"ignoring template entry {bucket.key[:16]}: it holds another template's code")
+            return None
+        if view[len(MAGIC) + 32:HEADER_BYTES] != bytes.fromhex(bucket.checksum):
+            return None  # the template was edited since: a plain miss, compiled and stored again
         try:
-            header = json.loads(body[size:size + length])
-            if header["key"] != bucket.key:
-                self.note(f"ignoring template entry {bucket.key[:16]}: it holds another template's code")
-                return None
-            if header["source"] != bucket.checksum:
-                return None  # the template was edited since: a plain miss, compiled and stored again
-            code = marshal.loads(body[size + length:])
-        except (ValueError, KeyError, TypeError, EOFError) as exc:
+            code = marshal.loads(view[HEADER_BYTES:-_MAC_BYTES])
+        except (ValueError, TypeError, EOFError) as exc:
             self.note(f"ignoring template entry {bucket.key[:16]}: {exc}")
             return None
         return code if isinstance(code, types.CodeType) else None
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        store = self._store()
+        store = self._store(self._state(bucket.environment))
         if store is None or bucket.code is None:
             return
         entries, secret = store
-        header = json.dumps({"key": bucket.key, "source": bucket.checksum}, sort_keys=True).encode()
-        body = MAGIC + len(header).to_bytes(4, "big") + header + marshal.dumps(bucket.code)
-        path = entries / bucket.key
-        problem = user_cache.atomic_write(path, body, hmac.new(secret, body, hashlib.sha256).digest())
+        body = MAGIC + bytes.fromhex(bucket.key) + bytes.fromhex(bucket.checksum) + marshal.dumps(bucket.code)
+        path = Path(entries) / bucket.key
+        problem = user_cache.atomic_write(path, body, hmac.digest(secret, body, "sha256"))
         if problem:
             self.note(f"template not stored: {problem}")
             return
-        user_cache.prune(entries, keep=path.name, max_entries=MAX_ENTRIES, max_bytes=MAX_TOTAL_BYTES)
+        user_cache.prune(path.parent, keep=path.name, max_entries=MAX_ENTRIES, max_bytes=MAX_TOTAL_BYTES)
 
     def clear(self) -> None:
         """Remove every entry (``BytecodeCache``'s interface; fabgen itself never calls it)."""
         store = self._store()
         if store is not None:
-            for child in store[0].iterdir():
+            for child in Path(store[0]).iterdir():
                 with suppress(OSError):
                     child.unlink()
+
+
+_ENTRY_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_entry(path: str) -> tuple[bytes, float] | str | None:
+    """``(bytes, mtime)`` of the entry, None if there is none, or why it is not read.
+
+    :func:`fabgen.bounded.read_bytes`'s rules (a regular file, not a link, within
+    :data:`MAX_ENTRY_BYTES`, the bound kept while reading) in one ``open``, ``fstat``
+    and ``read``; the ``fstat`` also gives the mtime that decides whether to touch it.
+    """
+    try:
+        fd = os.open(path, _ENTRY_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if os.path.islink(path):
+            return "is a symbolic link; not followed (a template cache entry must be a regular file)"
+        return f"cannot read: {exc.strerror or exc}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size > MAX_ENTRY_BYTES:
+            return f"{info.st_size} bytes, larger than the {MAX_ENTRY_BYTES}-byte limit"
+        chunks = []
+        total = 0
+        while total <= MAX_ENTRY_BYTES:
+            chunk = os.read(fd, max(info.st_size + 1 - total, 1))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_ENTRY_BYTES:
+            return f"grew past the {MAX_ENTRY_BYTES}-byte limit while being read"
+        return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), info.st_mtime
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
 
 
 template_cache = TemplateCache()

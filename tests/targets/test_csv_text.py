@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import replace
 
 from hypothesis import given
@@ -19,7 +20,7 @@ from tests.helpers import example
 CELL = st.text(alphabet=st.sampled_from([*"ab9-./ :", ",", '"', "\n", "\r", "\t", "é", "'"]), max_size=6)
 
 
-def _writer(columns: list[str], rows: list[list[str]]) -> str:
+def _writer(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)

@@ -168,11 +168,9 @@ def test_an_entry_forged_without_the_secret_is_refused(tmp_path: Path, cache: Pa
     """Well-formed, right name and source digest, code that prints something else, MAC under a guessed key."""
     entry, reference = _sysctl_entry(tmp_path, cache)
     data = entry.read_bytes()
-    head = len(template_cache.MAGIC) + 4
-    length = int.from_bytes(data[len(template_cache.MAGIC):head], "big")
     env = environment()
     evil = env.compile("FORGED {{ cluster }}\n", "host-net/sysctl.conf.j2", "forged")
-    body = data[:head + length] + marshal.dumps(evil)
+    body = data[:template_cache.HEADER_BYTES] + marshal.dumps(evil)
     entry.write_bytes(body + hmac.new(b"\0" * 32, body, hashlib.sha256).digest())
     _refused(tmp_path, cache, reference, "authentication failed")
     assert b"FORGED" not in b"".join(_tree(tmp_path / "t").values())

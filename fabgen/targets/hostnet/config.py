@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks b
     from fabgen.plan.model import BackendInterface, Host, HostNetwork
     from fabgen.spec import ClusterSpec
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.hostnet.escape import print_verbatim
+from fabgen.targets.hostnet.escape import verbatim_joined
 from fabgen.targets.hostnet.slots import OCTET as _OCTET  # the name the tests know it by
 from fabgen.targets.hostnet.slots import PROVED_CLEAN, NetplanProof, Verdicts
 
@@ -188,27 +188,29 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
     if net is None or not net.interfaces:
         return {}
     cluster = context.plan.spec.cluster.name
-    own = _own_sysctl(context, host)
-    uuids = [] if net.config == "netplan" else [keyfile_uuid(cluster, host.name, i.netdev) for i in net.interfaces]
     from fabgen.targets.environment import shipped_templates  # Jinja2: not on the --device cache-hit path
 
     if not shipped_templates(context, (NETPLAN_TEMPLATE, KEYFILE_TEMPLATE, SYSCTL_TEMPLATE)):
-        return _render_files(cluster, host, net, uuids, context.env, own)
-    values = _values(host.name, net, uuids)
-    if not print_verbatim(values) or "fabgen-sentinel-" in "".join(values):
-        return _render_files(cluster, host, net, uuids, context.env, own)
-    shapes: dict[tuple[Any, ...], list[tuple[str, str]] | None] = context.cache.setdefault("host-net-shapes", {})
-    key = (own, *_shape_key(net))
-    if key in shapes:
-        split = shapes[key]
-        if split is None:
-            return _render_files(cluster, host, net, uuids, context.env, own)
-        filled = {path.format(*values): text.format(*values) for path, text in split}
-        proof = context.cache["host-net-proofs"].get(key)
-        if proof is not None:  # the netplan file is the first one of its split
+        return _render_files(cluster, host, net, _uuids(cluster, host.name, net), context.env,
+                             _own_sysctl(context, host))
+    key, values = _key_values(host.profile, net)
+    uuids = _uuids(cluster, host.name, net)
+    values.append(host.name)
+    values += uuids
+    joined = verbatim_joined(values)
+    if joined is None or "fabgen-sentinel-" in joined:
+        return _render_files(cluster, host, net, uuids, context.env, _own_sysctl(context, host))
+    shapes: dict[tuple[Any, ...], _Shape] = context.cache.setdefault("host-net-shapes", {})
+    shape = shapes.get(key)  # the one lookup by the deep key: a tuple's hash is not kept, each costs a walk
+    if shape is not None:
+        if shape.split is None:
+            return _render_files(cluster, host, net, uuids, context.env, shape.own)
+        filled = {path.format(*values): text.format(*values) for path, text in shape.split}
+        if shape.proof is not None:  # the netplan file is the first one of its split
             path, text = next(iter(filled.items()))
-            context.cache["host-net-verdicts"].vouch_filled(key, proof, values, path, text)
+            context.cache["host-net-verdicts"].vouch_filled(shape, shape.proof, values, path, text)
         return filled
+    own = _own_sysctl(context, host)  # a function of the key: its profile and each NIC's (nic, rail, netdev)
     files = _render_files(cluster, host, net, uuids, context.env, own)
     slots: list[str] = []
     shape_net = _shape(net, slots)
@@ -217,13 +219,28 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
                                 context.env, own)
     split = [(_format_string(path), _format_string(text)) for path, text in shape_files.items()]
     filled = {path.format(*values): text.format(*values) for path, text in split}
-    shapes[key] = split if slots == values and filled == files else None
-    proofs = context.cache.setdefault("host-net-proofs", {})
+    shape = shapes[key] = _Shape(own, split if slots == values and filled == files else None)
     context.cache.setdefault("host-net-verdicts", Verdicts(check_host_network_file))
     path, text = next(iter(shape_files.items()))
-    if shapes[key] is not None and (proof := NetplanProof(path, text)).ok:
-        proofs[key] = proof
+    if shape.split is not None and (proof := NetplanProof(path, text, values)).ok:
+        shape.proof = proof
     return files
+
+
+class _Shape:
+    """One shape of a render run: the hosts' own-sysctl answer, the split (None: render each host in full) and
+    the netplan slot proof (None: check each filled file in full). Keyed by identity in the verdicts."""
+
+    __slots__ = ("own", "proof", "split")
+
+    def __init__(self, own: bool, split: list[tuple[str, str]] | None) -> None:
+        self.own = own
+        self.split = split
+        self.proof: NetplanProof | None = None
+
+
+def _uuids(cluster: str, host: str, net: HostNetwork) -> list[str]:
+    return [] if net.config == "netplan" else [keyfile_uuid(cluster, host, i.netdev) for i in net.interfaces]
 
 
 def _own_sysctl(context: RenderContext, host: Host) -> bool:
@@ -235,22 +252,26 @@ def _own_sysctl(context: RenderContext, host: Host) -> bool:
     return host_interfaces(host) != mine
 
 
-def _shape_key(net: HostNetwork) -> tuple[Any, ...]:
-    """Everything of ``net`` that :func:`_shape` keeps: hosts with equal keys render to one shape."""
-    return (net.config, net.mtu, net.roce_mtu, tuple(
-        (i.nic, i.netdev, i.rail, i.mtu, i.table, i.rule.priority, i.rule.table,
-         tuple((r.via is None, r.table) for r in i.routes)) for i in net.interfaces))
-
-
-def _values(name: str, net: HostNetwork, uuids: list[str]) -> list[str]:
-    """The per-host strings in :func:`_shape`'s slot order, then the host name and UUIDs (checked by the caller)."""
+def _key_values(profile: str, net: HostNetwork) -> tuple[tuple[Any, ...], list[str]]:
+    """The shape key (everything of ``net`` that :func:`_shape` keeps, and the profile, which with the NICs
+    decides :func:`own_sysctl`) and the per-host strings in :func:`_shape`'s slot order, in one pass: hosts with
+    equal keys render to one shape. The caller appends the host name and the UUIDs to the values."""
     values: list[str] = []
+    interfaces: list[tuple[Any, ...]] = []
     for i in net.interfaces:
+        rule = i.rule
         values += (i.address, i.gateway, i.leaf, i.leaf_port)
+        hops = []
         for r in i.routes:
-            values += (r.to, r.source) if r.via is None else (r.to, r.source, r.via)
-        values.append(i.rule.source)
-    return [*values, name, *uuids]
+            if r.via is None:
+                values += (r.to, r.source)
+                hops.append((True, r.table))
+            else:
+                values += (r.to, r.source, r.via)
+                hops.append((False, r.table))
+        values.append(rule.source)
+        interfaces.append((i.nic, i.netdev, i.rail, i.mtu, i.table, rule.priority, rule.table, tuple(hops)))
+    return (profile, net.config, net.mtu, net.roce_mtu, tuple(interfaces)), values
 
 
 _SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
@@ -310,7 +331,11 @@ def check_host_network_file(path: str, text: str) -> list[Problem]:
     return [Problem("host-net produced a file it does not know how to check", file=path)]
 
 
-_IPV4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
+_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+"""A dotted quad of canonical octets. ``10.0.0.010`` is refused: its readers disagree (``netplan generate``
+stops with "malformed address", glibc's ``inet_pton`` refuses it, ``ip`` and ``inet_aton`` read ``010`` as
+octal, 10.0.0.8). The same octet as the placeholder passes' (:data:`_QUOTED_ADDRESS`), so an address a pass
+hides behind the placeholder is one this pattern accepts."""
 _ANY_ADDRESS = re.compile(rf"(?<![\d.]){_IPV4}(?![\d.])")
 _PLACEHOLDER = "192.0.2.1"
 _COMMENT_LINE = re.compile(r"\n[ \t]*#[^\n]*")

@@ -32,23 +32,34 @@ def keyfile_value(value: object) -> str:
     return text
 
 
-_SAFE_RUN = re.compile(r"[A-Za-z0-9_.:/,= \t-]*")
+_SAFE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/,= -"
+""":data:`_KEYFILE_VALUE`'s class as bytes: deleting them from a value leaves only what it must not hold."""
+_SAFE_BYTES_BUT_BLANK = _SAFE_BYTES.replace(b" ", b"")
 
 
 def print_verbatim(values: list[str]) -> bool:
-    """Each value prints as itself through every filter here (inside yaml_str's quotes): the renderer may paste it.
+    """Each value prints as itself through every filter here (inside yaml_str's quotes): the renderer may paste it."""
+    return verbatim_joined(values) is not None
+
+
+def verbatim_joined(values: list[str]) -> str | None:
+    """The values joined by tabs when :func:`print_verbatim` holds (the caller reuses the join), else None.
 
     The same test as :func:`keyfile_value`'s, run over the values joined by tabs
     (which no value may hold) rather than one match per value: a host has a
-    hundred of them. A run of the safe class with ``fullmatch`` is twenty times
-    cheaper than searching for an unsafe character or blank edge, which tries
-    every alternative at every offset; the blank edges are substring tests.
+    hundred of them. Deleting the safe class from the ASCII bytes (one C pass,
+    a sixth of a regex's ``fullmatch`` of the class) must leave exactly the
+    separating tabs; the blank edges are substring tests.
     """
     joined = "\t".join(values)
-    return (all(values) and bool(values) and joined.count("\t") == len(values) - 1
-            and _SAFE_RUN.fullmatch(joined) is not None
-            and not (joined.startswith(" ") or joined.endswith(" ") or "\t " in joined or " \t" in joined)
-            and max(map(len, values)) <= 200)
+    if not (values and all(values) and joined.isascii()):
+        return None
+    tabs = b"\t" * (len(values) - 1)
+    rest = joined.encode("ascii").translate(None, _SAFE_BYTES_BUT_BLANK)
+    if rest != tabs and (rest.translate(None, b" ") != tabs or joined.startswith(" ") or joined.endswith(" ")
+                         or "\t " in joined or " \t" in joined):
+        return None  # (no blank at all, the usual case, has no blank edge either: one comparison says both)
+    return joined if max(map(len, values)) <= 200 else None
 
 
 def comment_text(value: object) -> str:

@@ -121,6 +121,17 @@ def _env_files(cluster: str, owner: str, values: tuple[tuple[str, str], ...], ve
     return {conf_file: conf, env_file: unit}
 
 
+def own_env_hosts(plan: FabricPlan) -> list[tuple[str, Host]]:
+    """The hosts with a pair of their own (:func:`shares_profile` false), as the target's device list.
+
+    Why a list and not a render that returns nothing: at 24k every host shares its
+    profile's pair, and a render call per host (3,072 of them, each an empty
+    result through the render loop) cost twice the files' floor.
+    """
+    shared = plan.nccl_env
+    return [(h.name, h) for h in plan.hosts if shared.get(h.profile) != h.nccl_env]
+
+
 def _render(context: RenderContext, host: Host) -> dict[str, str]:
     plan = context.plan
     if shares_profile(plan, host):
@@ -152,6 +163,7 @@ TARGET = Target(
     summary="NCCL environment of a host whose variables differ from its profile's (a NIC out of service, an "
             "override): nccl.conf (NCCL syntax) and nccl.env (systemd EnvironmentFile)",
     render=_render,
+    devices=own_env_hosts,
     check=validate_env_file,
 )
 

@@ -33,7 +33,8 @@ from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
 from fabgen.plan.model import Switch
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.csv_text import csv_text, plain_shape
+from fabgen.targets.csv_text import csv_text, joined_plain, plain_shape
+from fabgen.targets.proved_clean import ProvedClean
 from fabgen.wiring_netbox import IMPORT_COLUMNS, INTERFACE_TYPE
 
 FORM_FIELDS: Final[dict[str, tuple[str, ...]]] = {
@@ -108,50 +109,114 @@ def loopback_name(switch: Switch) -> str:
 
 
 def netbox_files(plan: FabricPlan) -> dict[str, str]:
-    site = plan.spec.cluster.name
-    types: dict[tuple[str, str], None] = {}  # (manufacturer, model), first seen first
+    """``{netbox/N-KIND.csv: text}``, the csv module's bytes: by f-string rows when no cell needs quoting.
+
+    Each f-string row of :func:`plain_lines` has its file's width by
+    construction, so :func:`~fabgen.targets.csv_text.joined_plain`'s counts
+    prove no cell held a character the csv writer would have quoted, and the
+    text is then the writer's; if any file fails, every file is written from
+    cell tuples by :func:`~fabgen.targets.csv_text.csv_text` instead. A text the
+    counts proved is vouched for (:data:`PROVED_CLEAN`): :func:`check` would
+    find its header and its unquoted rows of the header's width, which is how
+    it was made.
+    """
+    files: dict[str, str] = {}
+    for (path, _, columns), lines in zip(FILES, plain_lines(plan), strict=True):
+        text = "\n".join([",".join(columns), *lines]) + "\n"
+        if not joined_plain(text, len(columns), len(lines) + 1):
+            return {path: csv_text(columns, rows) for (path, _, columns), rows in zip(FILES, _cells(plan), strict=True)}
+        files[path] = text
+    for path, text in files.items():
+        PROVED_CLEAN.vouch(path, text)
+    return files
+
+
+PROVED_CLEAN = ProvedClean()
+"""The NetBox files :func:`netbox_files` proved plain (:mod:`fabgen.targets.proved_clean`)."""
+
+
+def _speed_cells(speed: int) -> tuple[str, str]:
+    """An interface's ``type`` and ``speed`` (kb/s) cells for a speed in Gb/s."""
+    return INTERFACE_TYPES.get(speed, "other"), str(speed * 1_000_000)
+
+
+class _Kinds(dict[int, str]):
+    """Gb/s -> :func:`_speed_cells` joined, made on first use: one dict lookup per port instead of a set of
+    every port's speed first."""
+
+    def __missing__(self, speed: int) -> str:
+        cells = self[speed] = ",".join(_speed_cells(speed))
+        return cells
+
+
+def _catalogue(plan: FabricPlan) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """The device types ((manufacturer, model), first seen first), their manufacturers and the device roles."""
+    types: dict[tuple[str, str], None] = {}
     for switch in plan.switches:
         types.setdefault((manufacturer(switch), switch.model), None)
     for host in plan.hosts:
         types.setdefault(("Generic", host.profile), None)
-    makers = dict.fromkeys(m for m, _ in types)
     roles = ["gpu-host", *dict.fromkeys(_TIER_ROLE[s.tier] for s in plan.switches)]
+    return list(types), list(dict.fromkeys(m for m, _ in types)), roles
 
+
+def plain_lines(plan: FabricPlan) -> list[list[str]]:
+    """Each file's rows (header left out) as comma-joined lines, in :data:`FILES` order; the cells
+    :func:`_cells` gives, printed as they are (also ``bench/floor_netbox.py``'s bytes)."""
+    site = plan.spec.cluster.name
+    types, makers, roles = _catalogue(plan)
+    devices = [f"{s.name},{_TIER_ROLE[s.tier]},{manufacturer(s)},{s.model},planned,{site},{s.os} {s.tier}"
+               for s in plan.switches]
+    devices += [f"{h.name},gpu-host,Generic,{h.profile},planned,{site},{h.description}" for h in plan.hosts]
+    kinds = _Kinds()
+    interfaces: list[str] = []
+    addresses: list[str] = []
+    for s in plan.switches:
+        name, loopback, mtu = s.name, loopback_name(s), s.qos.mtu
+        interfaces.append(f"{name},{loopback},virtual,,,true,loopback")
+        addresses.append(f"{s.loopback},active,{name},{loopback},true,loopback")
+        interfaces += [f"{name},{p.name},{kinds[p.speed]},{mtu},{'false' if p.shutdown else 'true'},{p.description}"
+                       for p in s.ports]
+    host_mtu = plan.qos.mtu
+    interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{host_mtu},{'true' if n.in_service else 'false'},"
+                   f"{n.name} rail {n.rail}" for h in plan.hosts for n in h.nics if n.rail is not None]
+    t = INTERFACE_TYPE
+    links = plan.links
+    cables = [f"{k.a_device},{t},{k.a_port},{k.b_device},{t},{k.b_port},planned" for k in links]
+    addresses += [line for k in links for line in (
+        f"{k.a_address},active,{k.a_device},{k.a_port},,{k.role} to {k.b_device}",
+        f"{k.b_address},active,{k.b_device},{k.b_port},,{k.role} to {k.a_device}")]
+    return [[f"{site},{slug(site)},planned"], [f"{m},{slug(m)}" for m in makers],
+            [f"{r},{slug(r)},{ROLE_COLORS[r]}" for r in roles],
+            [f"{m},{model},{slug(f'{m}-{model}')},1" for m, model in types], devices, interfaces, cables, addresses]
+
+
+def _cells(plan: FabricPlan) -> list[Sequence[Sequence[str]]]:
+    """Each file's rows as cell tuples, in :data:`FILES` order, for the csv writer when a cell needs quoting."""
+    site = plan.spec.cluster.name
+    types, makers, roles = _catalogue(plan)
     devices = [(s.name, _TIER_ROLE[s.tier], manufacturer(s), s.model, "planned", site, f"{s.os} {s.tier}")
                for s in plan.switches]
     devices += [(h.name, "gpu-host", "Generic", h.profile, "planned", site, h.description) for h in plan.hosts]
-
-    # Every cell a string (the csv writer's str() of each number, done once per distinct speed or MTU).
-    speeds = {speed: (INTERFACE_TYPES.get(speed, "other"), str(speed * 1_000_000))
-              for speed in {p.speed for s in plan.switches for p in s.ports}
-              | {n.speed for h in plan.hosts for n in h.nics}}
     interfaces: list[tuple[str, ...]] = []
     addresses: list[tuple[str, ...]] = []
     for s in plan.switches:
         name, loopback, mtu = s.name, loopback_name(s), str(s.qos.mtu)
         interfaces.append((name, loopback, "virtual", "", "", "true", "loopback"))
         addresses.append((s.loopback, "active", name, loopback, "true", "loopback"))
-        interfaces += [(name, port.name, *speeds[port.speed], mtu, "false" if port.shutdown else "true",
+        interfaces += [(name, port.name, *_speed_cells(port.speed), mtu, "false" if port.shutdown else "true",
                         port.description) for port in s.ports]
     host_mtu = str(plan.qos.mtu)
-    interfaces += [(h.name, nic.netdev, *speeds[nic.speed], host_mtu, "true" if nic.in_service else "false",
+    interfaces += [(h.name, nic.netdev, *_speed_cells(nic.speed), host_mtu, "true" if nic.in_service else "false",
                     f"{nic.name} rail {nic.rail}") for h in plan.hosts for nic in h.nics if nic.rail is not None]
     cables = [(link.a_device, INTERFACE_TYPE, link.a_port, link.b_device, INTERFACE_TYPE, link.b_port, "planned")
               for link in plan.links]
     for link in plan.links:
         addresses.append((link.a_address, "active", link.a_device, link.a_port, "", f"{link.role} to {link.b_device}"))
         addresses.append((link.b_address, "active", link.b_device, link.b_port, "", f"{link.role} to {link.a_device}"))
-    rows: dict[str, Sequence[Sequence[str]]] = {
-        "netbox/1-sites.csv": [(site, slug(site), "planned")],
-        "netbox/2-manufacturers.csv": [(m, slug(m)) for m in makers],
-        "netbox/3-device-roles.csv": [(r, slug(r), ROLE_COLORS[r]) for r in roles],
-        "netbox/4-device-types.csv": [(m, model, slug(f"{m}-{model}"), "1") for m, model in types],
-        "netbox/5-devices.csv": devices,
-        "netbox/6-interfaces.csv": interfaces,
-        "netbox/7-cables.csv": cables,
-        "netbox/8-ip-addresses.csv": addresses,
-    }
-    return {path: csv_text(columns, rows[path]) for path, _, columns in FILES}
+    return [[(site, slug(site), "planned")], [(m, slug(m)) for m in makers],
+            [(r, slug(r), ROLE_COLORS[r]) for r in roles],
+            [(m, model, slug(f"{m}-{model}"), "1") for m, model in types], devices, interfaces, cables, addresses]
 
 
 def check(path: str, text: str) -> list[Problem]:
@@ -164,6 +229,8 @@ def check(path: str, text: str) -> list[Problem]:
     expected = next((cols for p, _, cols in FILES if p == path), None)
     if expected is None:
         return [Problem("not a NetBox file fabgen writes", file=path)]
+    if PROVED_CLEAN.take(path, text):
+        return []
     if text.startswith(",".join(expected) + "\n") and plain_shape(text, len(expected)):
         return []
     rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))

@@ -134,6 +134,39 @@ def test_real_netplan_rejects_what_our_check_rejects(tmp_path: Path) -> None:
     assert proc.returncode != 0
 
 
+@pytest.mark.parametrize("lead, where", [("        - ", "last"), ("          via: ", "last"),
+                                         ("          from: ", "first")])
+def test_a_leading_zero_octet_is_refused_by_our_check_and_by_netplan(lead: str, where: str, tmp_path: Path) -> None:
+    """``ip`` reads ``010`` as octal 8 and ``netplan generate`` refuses it: an address like that must never pass."""
+    netplan = require_tool("netplan")
+    good = _variant("lab", "netplan")[1]["hosts/lab01/netplan.yaml"]
+    address = good.split(f'\n{lead}"')[1].split('"')[0].split("/")[0]
+    first, _, rest = address.partition(".")
+    head, _, last = address.rpartition(".")
+    bad = f"0{first}.{rest}" if where == "first" else f"{head}.0{last}"
+    text = good.replace(f'{lead}"{address}', f'{lead}"{bad}', 1)
+    assert text != good and not netplan_problems(good)
+    assert netplan_problems(text) and check_host_network_file("hosts/lab01/netplan.yaml", text)
+    (tmp_path / "etc" / "netplan").mkdir(parents=True)
+    target = tmp_path / "etc" / "netplan" / "60-fabgen-backend.yaml"
+    target.write_text(text)
+    target.chmod(0o600)
+    proc = subprocess.run([netplan, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode != 0 and "Error in network definition" in proc.stderr, proc.stderr
+
+
+def test_a_leading_zero_octet_is_refused_in_a_keyfile() -> None:
+    files = _networkmanager()[1]
+    path, good = next((p, t) for p, t in sorted(files.items()) if p.endswith(".nmconnection"))
+    address = good.split("address1=")[1].split("/")[0]
+    head, _, last = address.rpartition(".")
+    for bad in (f"{head}.0{last}", f"0{address}"):
+        text = good.replace(f"={address}/", f"={bad}/", 1)
+        assert text != good and keyfile_problems(text) and check_host_network_file(path, text), bad
+    assert not check_host_network_file(path, good)
+
+
 def _networkmanager(name: str = "lab") -> tuple[FabricPlan, dict[str, str]]:
     return _variant(name, "networkmanager")
 
@@ -316,7 +349,7 @@ def test_shape_fill_matches_a_full_render_for_every_host() -> None:
         for host in plan.hosts:
             assert TARGET.render(context, host) == render_host_network(plan.spec.cluster.name, host, context.env,
                                                                        own_sysctl(plan.spec, host))
-        assert any(v is not None for v in context.cache["host-net-shapes"].values())  # the fast path did run
+        assert any(s.split is not None for s in context.cache["host-net-shapes"].values())  # the fast path ran
 
 
 def test_an_overlay_renders_every_host_in_full(tmp_path: Path) -> None:
@@ -376,3 +409,10 @@ def test_print_verbatim_agrees_with_the_filters_value_by_value(values: list[str]
         return "\t" not in value and yaml_str(value) == f'"{value}"'
 
     assert print_verbatim(values) == (bool(values) and all(verbatim(v) for v in values))
+
+
+def test_the_safe_bytes_are_the_keyfile_value_class() -> None:
+    """print_verbatim deletes _SAFE_BYTES where keyfile_value matches its class: the two must be one set."""
+    from fabgen.targets.hostnet.escape import _KEYFILE_VALUE, _SAFE_BYTES
+
+    assert {b for b in range(128) if _KEYFILE_VALUE.match(chr(b) * 2)} == set(_SAFE_BYTES)

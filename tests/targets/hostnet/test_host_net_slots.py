@@ -68,6 +68,8 @@ FAULTS: dict[str, Edit] = {
     "address octet 300": _first("address", "300.1.2.3/31"),
     "address length 33": _first("address", "10.0.0.1/33"),
     "address leading zero": _first("address", "10.0.0.01/31"),
+    "via leading zero": _route("via", "10.0.0.010"),
+    "rule source leading zero": _rule("010.0.0.1/32"),
     "address five parts": _first("address", "10.0.0.1.5/31"),
     "address with a blank": _first("address", "10.0.0.1/31 x"),
     "address with a colon": _first("address", "10.0.0.1: 31"),
@@ -96,10 +98,9 @@ FAULTS: dict[str, Edit] = {
 }
 
 
-UNSEEN = {"leaf with a colon", "port with a hash", "port with braces", "leaf a sentinel",
-          "address leading zero"}
-"""Faults the full check does not report either: text in a comment netplan never reads, and a leading zero
-(the check's address pattern takes ``01`` as an octet). The slot path must agree, not do better or worse."""
+UNSEEN = {"leaf with a colon", "port with a hash", "port with braces", "leaf a sentinel"}
+"""Faults the full check does not report either: text in a comment netplan never reads. The slot path must
+agree, not do better or worse."""
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -113,7 +114,7 @@ def test_a_planted_fault_is_found_exactly_as_the_full_check_finds_it(fault: str)
         for path, text in TARGET.render(context, host).items():
             assert (slots.PROVED_CLEAN.holds(path, text)) == (n == 1 and path.endswith("/netplan.yaml")), path
             assert check_host_network_file(path, text) == []
-    assert context.cache["host-net-proofs"], "the slot proof did not run"
+    assert any(s.proof for s in context.cache["host-net-shapes"].values()), "the slot proof did not run"
     edit = FAULTS[fault]
     for host in hosts[2:4]:  # twice: a fault that makes a new shape is then filled too
         net = host.network
@@ -158,3 +159,26 @@ def test_the_signature_replaces_exactly_what_the_address_pass_replaces(value: st
     assert signature is not None
     in_text = _QUOTED_ADDRESS.sub(_QUOTED_PLACEHOLDER, f'a: "{value}"\n')
     assert in_text == 'a: "' + signature[1:-1].replace("\x00", _QUOTED_PLACEHOLDER[1:]) + '"\n'
+
+
+def test_the_key_is_equal_exactly_when_the_signature_is() -> None:
+    """:meth:`NetplanProof.key` reads each value the reference repeats once: equal keys must mean equal full
+    signatures (one verdict), and among hosts that repeat their values as the reference did (``r``) or not
+    (``f``), equal signatures equal keys (no needless verdict)."""
+    shape = "".join(f'a{n}: "fabgen-sentinel-{n:04d}-"\n' for n in range(4)) + '# "fabgen-sentinel-0004-"\n'
+    reference = ["10.0.0.1", "10.0.0.1", "10.0.0.0/31", "10.0.0.1", "leaf"]
+    proof = slots.NetplanProof("hosts/h/netplan.yaml", shape, reference)
+    assert proof.ok
+    variants = [reference, ["10.0.0.3", "10.0.0.3", "10.0.0.2/31", "10.0.0.3", "x"],
+                ["10.0.0.3", "10.0.0.5", "10.0.0.2/31", "10.0.0.3", "x"], ["10.0.0.3", "10.0.0.3", "10.0.0.2/31",
+                                                                          "10.0.0.03", "x"],
+                ["10.0.0.3", "10.0.0.3", "10.0.0.2/32", "10.0.0.3", "x"], ["1.2.3.4", "5.6.7.8", "9.9.9.9/31", "1.1.1.1", "y"],
+                ["10.0.0.01", "10.0.0.01", "10.0.0.2/31", "10.0.0.01", "x"], ["a", "a", "b", "a", "x"]]
+    for one in variants:
+        for other in variants:
+            key, other_key = proof.key(one), proof.key(other)
+            assert key is not None and other_key is not None
+            same = proof.signature(one) == proof.signature(other)
+            assert (key == other_key) == (same and key[0] == other_key[0]), (one, other)
+    assert proof.key(variants[1]) == proof.key(reference) and str(proof.key(variants[1]))[0] == "r"
+    assert str(proof.key(variants[2]))[0] == "f"  # the repeat broken: the full signature

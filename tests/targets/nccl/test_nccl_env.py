@@ -20,7 +20,7 @@ import fabgen.pipeline as pipeline
 from fabgen.errors import SpecError
 from fabgen.plan.model import Host
 from fabgen.targets.nccl.conf import parse_nccl_conf, parse_nccl_conf_located, parse_systemd_env
-from fabgen.targets.nccl.env import nccl_sources, validate_env_file
+from fabgen.targets.nccl.env import nccl_sources, own_env_hosts, shares_profile, validate_env_file
 from fabgen.targets.nccl.variables import check_nccl_var
 from fabgen.targets.registry import target_names
 
@@ -121,6 +121,14 @@ def test_an_override_nccl_env_gets_the_host_its_own_pair_and_a_description_does_
         "hosts/lab02/nccl.conf", "hosts/lab02/nccl.env", "hosts/lab04/nccl.conf", "hosts/lab04/nccl.env"]
     assert "NCCL_IB_TIMEOUT=22\n" in files["hosts/lab02/nccl.conf"]
     assert "NCCL_IB_TIMEOUT=20\n" in files[SHARED_CONF]
+
+
+def test_the_target_lists_exactly_the_hosts_that_do_not_share_their_profiles_pair() -> None:
+    """own_env_hosts is the device list: a host it left out would lose its files, one it kept would render none."""
+    text = lab(**{"      lab04:\n": "      lab02:\n        nccl_env: {NCCL_IB_TIMEOUT: 22}\n      lab04:\n"})
+    plan = pipeline.plan_fabric(pipeline.load_spec(text))
+    listed = [name for name, _ in own_env_hosts(plan)]
+    assert listed == [h.name for h in plan.hosts if not shares_profile(plan, h)] == ["lab02", "lab04"]
 
 
 def test_no_profile_pair_when_every_host_has_its_own() -> None:
