@@ -33,11 +33,14 @@ def _tree(root: Path) -> dict[str, bytes]:
 def _patch_targets(monkeypatch: pytest.MonkeyPatch,
                    wrap: Callable[[Target, Callable[[RenderContext, Any], dict[str, str]]],
                                   Callable[[RenderContext, Any], dict[str, str]]], checked: bool = True) -> None:
-    """Every selected target renders through ``wrap(target, its render)`` (and, unless ``checked``, unchecked)."""
+    """Every selected target renders through ``wrap(target, its render)`` (and, unless ``checked``, unchecked).
+
+    ``render_many`` is dropped: it would render past the wrapped per-device ``render``.
+    """
     from fabgen.targets.registry import select_targets as real
 
     def select(names: Any = None) -> list[Target]:
-        return [dataclasses.replace(t, render=wrap(t, t.render), check=t.check if checked else None)
+        return [dataclasses.replace(t, render=wrap(t, t.render), check=t.check if checked else None, render_many=None)
                 for t in real(names)]
 
     monkeypatch.setattr(render_module, "select_targets", select)

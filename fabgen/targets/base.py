@@ -6,7 +6,7 @@ target module can import its row type without importing every other target.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 Scope = Literal["cluster", "profile", "host", "switch"]
 
+Rendered = tuple[str, str, tuple[str, str]]
+"""(path, text, (target, device)) of one rendered and checked file."""
+
 
 @dataclass(frozen=True)
 class RenderContext:
@@ -27,6 +30,10 @@ class RenderContext:
     env: Environment
     cache: dict[str, Any] = field(default_factory=dict)
     """Per-run memo for targets whose output repeats across devices (hosts of one profile)."""
+
+
+RenderMany = Callable[[RenderContext, Sequence[tuple[str, Any]]], "tuple[list[Rendered], list[Problem]] | None"]
+"""A target's optional batch render (:attr:`Target.render_many`)."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +48,18 @@ class ReadBack:
     """What ``parse`` takes: the file's text, or its decoded JSON."""
 
 
+def every_device(device: Any) -> bool:
+    """The default ``applies``: named so that :func:`fabgen.targets.registry.devices_of` can skip calling it."""
+    return True
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
     scope: Scope
     summary: str
     render: Callable[[RenderContext, Any], dict[str, str]]
-    applies: Callable[[Any], bool] = lambda device: True
+    applies: Callable[[Any], bool] = every_device
     devices: Callable[[FabricPlan], list[tuple[str, Any]]] | None = None
     """``(name, device)`` pairs it renders, in plan order, when ``applies`` cannot tell from the device
     alone (a host's NCCL files depend on its profile's): the plan is walked once, not a render per host."""
@@ -60,5 +72,15 @@ class Target:
     everything ``generate`` would.
     """
     read_back: ReadBack | None = None
+    render_many: RenderMany | None = None
+    """Optional: many devices' files at once, from their (name, device) pairs, already checked, for a target whose
+    per-device cost is a few calls.
+
+    It must give exactly what :attr:`render` then :attr:`check` give device by
+    device: the same ``(path, text, owner)`` rows in the same order and the same
+    problems. When it returns None (a case it does not take) or raises,
+    :mod:`fabgen.targets.render` renders those devices one by one instead, so
+    an error is reported as that path has always reported it.
+    """
     default: bool = True
     """Rendered when no ``--only`` is given; an export few users want (``avd``) is opt-in."""

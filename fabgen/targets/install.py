@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
+from fabgen.errors import Problem
 from fabgen.plan.host_intents import topology_file_path
 from fabgen.plan.model import FabricPlan, Host, Switch
-from fabgen.targets.base import RenderContext, Target
+from fabgen.targets.base import RenderContext, Rendered, Target
 from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet import config as hostnet
-from fabgen.targets.install_check import SAFE_NAME
+from fabgen.targets.install_check import SAFE_NAME, all_safe, passes_for_every_safe_name
 from fabgen.targets.install_check import check_install_map as check_install_map
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl.env import nccl_sources
@@ -135,13 +137,64 @@ def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
     the whole list the slow, always-right way.
     """
     entries = host_entries(context.plan, host)
+    text = _host_text(host.name, entries)
+    if (not entries or _PLAIN_JSON.fullmatch(text) is None or text.count('"') != 16 * len(entries) + 10
+            or text.count("\n") != len(entries) + 2 or '"' in host.name or "\n" in host.name):
+        return {host_install_path(host.name): _dump(host.name, "host", entries)}
+    return {host_install_path(host.name): text}
+
+
+def _host_text(name: str, entries: list[Entry]) -> str:
     body = ",\n".join(f'    {{"source": "{e["source"]}", "dest": "{e["dest"]}", "mode": "{e["mode"]}", '
                        f'"then": "{e["then"]}"}}' for e in entries)
-    if (not entries or _PLAIN_JSON.fullmatch(body) is None or body.count('"') != 16 * len(entries)
-            or body.count("\n") != len(entries) - 1 or _PLAIN_JSON.fullmatch(host.name) is None
-            or '"' in host.name or "\n" in host.name):
-        return {host_install_path(host.name): _dump(host.name, "host", entries)}
-    return {host_install_path(host.name): f'{{"device": "{host.name}", "kind": "host", "files": [\n{body}\n]}}\n'}
+    return f'{{"device": "{name}", "kind": "host", "files": [\n{body}\n]}}\n'
+
+
+_HOST_SHAPES: dict[str, int] = {}
+"""Host list shapes (``@`` for the name) proved for every safe name -> their entry count (see :func:`_render_hosts`)."""
+
+
+def _render_hosts(context: RenderContext, pairs: Sequence[tuple[str, Host]]) -> tuple[list[Rendered], list[Problem]] | None:
+    """``render_many`` of ``install-hosts``: :func:`_render_host` and :func:`check_install_map` of each, by shape.
+
+    The hosts of one profile print one list but for their name. A shape is
+    admitted (:data:`_HOST_SHAPES`) once one host's f-string text of it is what
+    :func:`_dump` prints (:func:`_render_host`'s test) and passes the check for
+    every safe name (:func:`~fabgen.targets.install_check.passes_for_every_safe_name`).
+    A later safe-named host whose text is that shape with its name for ``@``
+    (compared with the last host's shape first: a join and a compare, where
+    a lookup replaces and hashes the whole text), with as many entries, is the
+    same text but for a safe name: its values hold
+    no quote or newline (the counts are the shape's), no backslash, control or
+    non-ASCII character (none in the shape, none in a safe name), so it too is
+    what ``_dump`` prints, and it passes the check. Anything else goes the
+    per-host way, checked in full. ``tests/targets/test_install_many.py`` plants
+    faults and compares with the per-host path.
+    """
+    if not all_safe([name for name, _ in pairs]):
+        return None
+    plan = context.plan
+    rows: list[Rendered] = []
+    problems: list[Problem] = []
+    last: tuple[list[str], int] = ([], -1)  # the last host's proved shape, split at "@", and its entry count
+    for name, host in pairs:
+        entries = host_entries(plan, host)
+        text = _host_text(name, entries)
+        path = f"hosts/{name}/install.json"
+        if len(entries) != last[1] or text != name.join(last[0]):  # not the last host's shape: look it up
+            shape = text.replace(name, "@") if "@" not in text else None
+            if shape is None or _HOST_SHAPES.get(shape) != len(entries):
+                text = _render_host(context, host)[path]
+                found = check_install_map(path, text)
+                problems.extend(found)
+                if (shape is None or found or text != shape.replace("@", name) or len(_HOST_SHAPES) >= 4096
+                        or not passes_for_every_safe_name(shape, path, name)):
+                    rows.append((path, text, (HOST_TARGET_NAME, name)))
+                    continue
+                _HOST_SHAPES[shape] = len(entries)
+            last = (shape.split("@"), len(entries))
+        rows.append((path, text, (HOST_TARGET_NAME, name)))
+    return rows, problems
 
 
 _PLAIN_JSON = re.compile(r"[\n !-\[\]-~]*")
@@ -179,7 +232,34 @@ def _render_switch(context: RenderContext, switch: Switch) -> dict[str, str]:
     return {switch_install_path(name): _dump(name, "switch", switch_entries(switch))}
 
 
-HOST_TARGET = Target(name="install-hosts", scope="host", summary="per host install.json: each file's destination "
-                     "on the host, the profile's files included", render=_render_host, check=check_install_map)
-SWITCH_TARGET = Target(name="install-switches", scope="switch", summary="per switch NAME.install.json: each "
-                       "file's destination on the switch", render=_render_switch, check=check_install_map)
+def _render_switches(context: RenderContext,
+                     pairs: Sequence[tuple[str, Switch]]) -> tuple[list[Rendered], list[Problem]] | None:
+    """``render_many`` of ``install-switches``: :func:`_render_switch` of each, checked once per OS shape.
+
+    Every list is its OS's shape with a safe name for ``@``, so one full check
+    of the shape (:func:`~fabgen.targets.install_check.passes_for_every_safe_name`)
+    is the verdict :func:`check_install_map` gives each copy. A shape that
+    fails, or an unsafe name, sends the batch the per-switch way, checked in
+    full (``tests/targets/test_install_many.py`` plants both).
+    """
+    names = [name for name, _ in pairs]
+    shapes = {os: _switch_shape(os) for os in {switch.os for _, switch in pairs}}
+    if not all_safe(names) or not all(shape is None or (shape and passes_for_every_safe_name(
+            shape, switch_install_path(names[0]), names[0])) for shape in shapes.values()):
+        return None
+    # name.join(parts) is shape.replace("@", name), in a third of the time
+    parts = {os: shape.split("@") for os, shape in shapes.items() if shape is not None}
+    if len(shapes) == 1:  # one OS, as in most fabrics: no lookup per switch
+        return [] if not parts else [(f"switches/{name}.install.json", name.join(only), (SWITCH_TARGET_NAME, name))
+                                     for only in parts.values() for name in names], []
+    return [(f"switches/{name}.install.json", name.join(parts[switch.os]), (SWITCH_TARGET_NAME, name))
+            for name, switch in pairs if switch.os in parts], []
+
+
+HOST_TARGET_NAME, SWITCH_TARGET_NAME = "install-hosts", "install-switches"
+HOST_TARGET = Target(name=HOST_TARGET_NAME, scope="host", summary="per host install.json: each file's destination "
+                     "on the host, the profile's files included", render=_render_host, check=check_install_map,
+                     render_many=_render_hosts)
+SWITCH_TARGET = Target(name=SWITCH_TARGET_NAME, scope="switch", summary="per switch NAME.install.json: each "
+                       "file's destination on the switch", render=_render_switch, check=check_install_map,
+                       render_many=_render_switches)

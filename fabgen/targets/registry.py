@@ -18,7 +18,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
 from fabgen.targets import cabling, install
 from fabgen.targets.avd import target as avd
-from fabgen.targets.base import ReadBack, Target
+from fabgen.targets.base import ReadBack, Target, every_device
 from fabgen.targets.eos import config as eos
 from fabgen.targets.hostnet import boot as hostboot
 from fabgen.targets.hostnet import config as hostnet
@@ -84,11 +84,12 @@ def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
         return target.devices(plan)
     if target.scope == "cluster":
         return [("", plan)]
-    if target.scope == "switch":
-        return [(s.name, s) for s in plan.switches if target.applies(s)]
-    if target.scope == "host":
-        return [(h.name, h) for h in plan.hosts if target.applies(h)]
-    return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
+    if target.scope == "profile":
+        return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
+    devices = plan.switches if target.scope == "switch" else plan.hosts
+    if target.applies is every_device:  # no call per device
+        return [(d.name, d) for d in devices]
+    return [(d.name, d) for d in devices if target.applies(d)]
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:
