@@ -127,6 +127,8 @@ def same_asn_problems(plan: BgpPlan, switches: Iterable[Switch], doc: SourceDoc 
     """Overrides that give both ends of a session one ASN (that session would be iBGP, which this underlay does
     not plan), once per override, at its line; the first such session in switch and port order names it."""
     found: dict[int, Problem] = {}
+    if not plan.origin:
+        return []  # the scheme itself never gives neighbours one ASN (_same_asn): only an override can
     for switch in switches:
         if switch.bgp is None:
             continue
