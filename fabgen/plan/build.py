@@ -8,17 +8,17 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Literal
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import blank, replaced
+from fabgen.plan._fast import blank
 from fabgen.plan.addressing import BARE, StableAddresses
 from fabgen.plan.cabling import ExplicitCabling
 from fabgen.plan.host_intents import HostMemo, host_plan, profile_nccl_environment
 from fabgen.plan.host_network import attach_networks
 from fabgen.plan.layout import Layout, TierShape, size_fabric
 from fabgen.plan.model import (
+    BgpNeighbor,
     FabricPlan,
     Link,
     QosIntent,
@@ -29,7 +29,7 @@ from fabgen.plan.nic import firmware_intents
 from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
-from fabgen.plan.routing import bgp_intents, shut_host_ports
+from fabgen.plan.routing import BgpPlan, bgp_intent, bgp_plan, out_of_service_nics, same_asn_problems, shut_ports
 from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
@@ -76,9 +76,10 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
 
     roles = ROLES if spec.fabric.tiers.super_spine else ROLES[:2]
     default_qos = qos_intent(spec.qos, roles)
-    switches = shut_host_ports(spec, tuple(_switches(spec, switch_slots, links, default_qos, addresses)))
-    bgp = bgp_intents(spec, switches, doc)
-    switches = tuple(s if (intent := bgp.get(s.name)) is None else replaced(s, bgp=intent) for s in switches)
+    bgp = bgp_plan(spec, switch_slots, doc)
+    switches = tuple(_switches(spec, switch_slots, links, default_qos, addresses, bgp))
+    if bgp is not None and (problems := same_asn_problems(bgp, switches, doc)):
+        raise SpecError(problems)
     host_links = {}
     for link in links:
         if link.role == "host-leaf":
@@ -262,7 +263,9 @@ def _port_names(tier: Tier, width: int | None, count: int) -> tuple[str, ...]:
 
 
 def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], default_qos: QosIntent,
-              addresses: StableAddresses) -> list[Switch]:
+              addresses: StableAddresses, bgp: BgpPlan | None) -> list[Switch]:
+    """Every switch with its ports in front-panel order, the leaf port of each out-of-service NIC shut, and its
+    BGP sessions (``bgp``: None when routing is off), all from one pass over the links."""
     tiers = spec.fabric.tiers
     by_tier: dict[str, Tier] = {"leaf": tiers.leaf, "spine": tiers.spine}
     if tiers.super_spine:
@@ -284,26 +287,80 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
                 qos_path = ("fabric", "switch_overrides", index, "qos")
                 break
         policies.append((qos, qos_path))
-        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role))
-    # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch.
+        ends[slot.name] = _Ends(by_tier[slot.tier], skus[slot.tier].width, port_memo[slot.tier], dict(qos.cable_by_role),
+                                bgp.asns.get(slot.name) if bgp else None)
+    # One pass over the links (74k at 24k GPUs) builds both ends' ports in place, in link order per switch. The
+    # two ends go through one inline body (a method call per port cost a sixth of the plan): each end is
+    # (its switch, or None for a host; the peer's; its port, its address; the peer, its port, its address; which
+    # way). A session between two BGP speakers gets its two BgpNeighbors here too, in port order per switch.
     mine = ends.get
+    blank_port, port_class = _blank_port, SwitchPort
+    blank_neighbor, neighbor_class = _blank_neighbor, BgpNeighbor
     for link in links:
-        a, ap, b, bp = link.a_device, link.a_port, link.b_device, link.b_port
+        a, ap, b, bp, a_address, b_address = (link.a_device, link.a_port, link.b_device, link.b_port, link.a_address,
+                                              link.b_address)
         lower, upper = mine(a), mine(b)  # None: not a switch (a host)
-        if lower is not None:
-            lower.add(link, ap, link.a_address, b, bp, link.b_address, "up", upper is not None)
-        if upper is not None:
-            upper.add(link, bp, link.b_address, a, ap, link.a_address, "down", lower is not None)
+        for end, other, port, address, peer, peer_port, peer_address, direction in (
+                (lower, upper, ap, a_address, b, bp, b_address, "up"),
+                (upper, lower, bp, b_address, a, ap, a_address, "down")):
+            if end is None:
+                continue
+            if other is None:  # a host's port: its /31 is announced, unless the NIC is out of service (below)
+                end.host_nets.append(address)
+            try:
+                index, lanes = end.memo[port]
+            except KeyError:  # the first port of this name on the tier
+                index, lanes = end.memo[port] = _port_facts(end.tier, end.width, port)
+            # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            entry = blank_port()
+            entry.name = port
+            entry.index = index
+            entry.lanes = lanes
+            entry.speed = link.speed
+            entry.direction = direction
+            entry.peer_device = peer
+            entry.peer_port = peer_port
+            entry.peer_kind = "host" if other is None else "switch"
+            entry.address = address
+            entry.peer_address = bare = peer_address[:BARE]
+            entry.rail = link.rail
+            entry.description = description = f"{peer}:{peer_port}"
+            entry.shutdown = False
+            entry.cable_m = link.length_m or end.cable[link.role]
+            entry.__class__ = port_class
+            end.ports.append(entry)
+            # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
+            if index > end.last:
+                end.last = index
+            else:
+                end.in_order = False
+            if end.asn is not None and other is not None and (remote := other.asn) is not None:
+                # BgpNeighbor(...) with every field, set one by one on its slot twin
+                session = blank_neighbor()
+                session.address, session.remote_asn, session.port = bare, remote, port
+                session.peer_device, session.description = peer, description
+                session.__class__ = neighbor_class
+                end.neighbors.append(session)
+                (end.up_asns if direction == "up" else end.down_asns).append(remote)
     result = []
+    down = out_of_service_nics(spec)
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
         tier, sku, end = by_tier[slot.tier], skus[slot.tier], ends[slot.name]
         ports = end.in_panel_order()
+        host_nets = end.host_nets
+        if down and slot.tier == "leaf":
+            ports = shut_ports(ports, down)
+            host_nets = [p.address for p in ports if p.peer_kind == "host" and not p.shutdown]
+        loopback = addresses.loopback(slot.name)
+        intent = None
+        if bgp is not None and end.asn is not None:
+            intent = bgp_intent(bgp, end.asn, loopback, host_nets, end.sessions_in_panel_order(), end.up_asns,
+                                end.down_asns)
         result.append(Switch(
             name=slot.name, tier=slot.tier, os=tier.os, model=tier.model, asic=tier.asic, radix=tier.ports,
             speed=tier.speed, pod=slot.pod, rail=slot.rail, plane=slot.plane,
-            loopback=addresses.loopback(slot.name), mgmt=addresses.switch_mgmt(slot.name), ports=ports, qos=qos,
-            qos_path=qos_path,
-            load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index,
+            loopback=loopback, mgmt=addresses.switch_mgmt(slot.name), ports=ports, qos=qos, qos_path=qos_path,
+            load_balancing=lb.mode, roce_qp_hash=lb.roce_qp_hash, index=slot.index, bgp=intent,
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
@@ -319,40 +376,18 @@ class _Ends:
     """Port name -> (front-panel index, lanes), shared by the tier's switches."""
     cable: dict[str, int]
     """Link role -> metres: the policy's ``cable_by_role``, which has every role."""
+    asn: int | None
+    """The switch's ASN; None: it runs no BGP."""
     ports: list[SwitchPort] = field(default_factory=list)
     last: int = 0
     """Front-panel index of the last port added; ``in_order`` stays True while each index is above it."""
     in_order: bool = True
-
-    def add(self, link: Link, port: str, address: str, peer: str, peer_port: str, peer_address: str,
-            direction: Literal["up", "down"], peer_is_switch: bool) -> None:
-        try:
-            index, lanes = self.memo[port]
-        except KeyError:  # the first port of this name on the tier
-            index, lanes = self.memo[port] = _port_facts(self.tier, self.width, port)
-        # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
-        entry = _blank_port()
-        entry.name = port
-        entry.index = index
-        entry.lanes = lanes
-        entry.speed = link.speed
-        entry.direction = direction
-        entry.peer_device = peer
-        entry.peer_port = peer_port
-        entry.peer_kind = "switch" if peer_is_switch else "host"
-        entry.address = address
-        entry.peer_address = peer_address[:BARE]
-        entry.rail = link.rail
-        entry.description = f"{peer}:{peer_port}"
-        entry.shutdown = False
-        entry.cable_m = link.length_m or self.cable[link.role]
-        entry.__class__ = SwitchPort
-        self.ports.append(entry)
-        # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
-        if index > self.last:
-            self.last = index
-        else:
-            self.in_order = False
+    neighbors: list[BgpNeighbor] = field(default_factory=list)
+    """A BgpNeighbor per session, in the order of its port in ``ports``."""
+    up_asns: list[int] = field(default_factory=list)
+    down_asns: list[int] = field(default_factory=list)
+    host_nets: list[str] = field(default_factory=list)
+    """The address of every port cabled to a host (the leaf's end of its /31), in service or not."""
 
     def in_panel_order(self) -> tuple[SwitchPort, ...]:
         """Front-panel order, names outside the OS's scheme last; ties (two cables on one port) in cabling order."""
@@ -360,12 +395,24 @@ class _Ends:
             return tuple(self.ports)
         return tuple(sorted(self.ports, key=_panel_key))  # sorted() is stable: ties keep cabling order
 
+    def sessions_in_panel_order(self) -> list[BgpNeighbor]:
+        """The neighbours in the order of their ports in :meth:`in_panel_order`.
+
+        The same stable sort on the same keys (a neighbour's port name gives its port's key): a subsequence of
+        the ports sorted stably lands in the order it has in the sorted ports, ties in cabling order.
+        """
+        if self.in_order:
+            return self.neighbors
+        memo = self.memo
+        return sorted(self.neighbors, key=lambda n: (memo[n.port][0] == 0, memo[n.port][0], n.port))
+
 
 def _panel_key(port: SwitchPort) -> tuple[bool, int, str]:
     return port.index == 0, port.index, port.name
 
 
 _blank_port = blank(SwitchPort)
+_blank_neighbor = blank(BgpNeighbor)
 
 
 def _port_facts(tier: Tier, width: int | None, name: str) -> tuple[int, tuple[int, ...]]:

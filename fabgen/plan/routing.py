@@ -30,11 +30,12 @@ from __future__ import annotations
 import fnmatch
 import socket
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from operator import itemgetter
+from typing import Protocol
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan._fast import blank
 from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
@@ -47,92 +48,94 @@ LEAF_BLOCK = 100_000
 
 _ROUTING: DataPath = ("fabric", "routing")
 
-_BLANK_NEIGHBOR = blank(BgpNeighbor)
-"""The 24k fabric has 98,304 session ends: each :class:`BgpNeighbor` is built in place
-(:mod:`fabgen.plan._fast`), equal and still frozen, in a fraction of its ``__init__``'s time
-(``tests/plan/test_routing.py`` compares every field with the dataclass's own constructor)."""
+class Positioned(Protocol):
+    """What the ASN scheme reads of a switch: a planned :class:`Switch` or its layout slot alike."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def pod(self) -> int | None: ...
+    @property
+    def rail(self) -> int | None: ...
+    @property
+    def plane(self) -> int | None: ...
+    @property
+    def index(self) -> int: ...
 
 
-def shut_host_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:
-    """``switches`` with the leaf port of every out-of-service host NIC shut (``SwitchPort.shutdown``).
+@dataclass(frozen=True, slots=True)
+class BgpPlan:
+    """The underlay decided before any port exists: every BGP speaker's ASN and the spec's session settings.
 
-    A NIC taken out of service is often a broken one; a shut port keeps its flaps
-    and errors out of the leaf, and its /31 out of the routing table.
+    Why before the ports: the planner builds each switch's :class:`BgpNeighbor` list in the same pass over the
+    links that builds its ports (``fabgen.plan.build``), 98k session ends at 24k GPUs, instead of walking every
+    port a second time.
     """
-    shut = _out_of_service_ports(spec, switches)
-    return tuple(_shut(s, shut) for s in switches) if shut else switches
+
+    asns: dict[str, int]
+    """Switch name -> ASN, for every switch that runs BGP (excluded ones are absent)."""
+    origin: dict[str, int]
+    """Switch name -> index of the ``asn_overrides`` entry that set its ASN."""
+    bfd: BfdIntent | None
+    keepalive: int | None
+    hold: int | None
+    maximum_paths: int | None
+    """The spec's fixed ECMP width; None: derived per switch."""
 
 
-def bgp_intents(spec: ClusterSpec, switches: tuple[Switch, ...], doc: SourceDoc | None) -> dict[str, BgpIntent]:
-    """The :class:`BgpIntent` of every switch that runs BGP, by name (none when routing is off).
+def bgp_plan(spec: ClusterSpec, switches: Iterable[Positioned], doc: SourceDoc | None) -> BgpPlan | None:
+    """The ASNs and session settings of the fabric's switches (None when routing is off).
 
-    Raises :class:`SpecError` at the spec line to change when the ASN scheme
-    overflows the private range, an override matches no switch, or an override
-    gives both ends of a session the same ASN (that session would be iBGP, which
-    this underlay does not plan). Call after :func:`shut_host_ports`: a shut
-    port's subnet is not announced.
+    Raises :class:`SpecError` at the spec line to change when the ASN scheme overflows the private range or an
+    override matches no switch.
     """
     routing = spec.fabric.routing
     if not routing.enabled:
-        return {}
+        return None
+    switches = tuple(switches)
     excluded = {s.name for s in switches if any(fnmatch.fnmatchcase(s.name, g) for g in routing.exclude)}
     asns, origin = _asns(spec, switches, excluded, doc)
-
     bfd = BfdIntent(routing.bfd.interval, routing.bfd.multiplier) if routing.bfd and routing.bfd.enabled else None
-    keepalive = routing.timers.keepalive if routing.timers else None
-    hold = routing.timers.hold if routing.timers else None
-    fixed_paths = routing.maximum_paths
-    asn_of = asns.get
-    blank_neighbor, neighbor_class = _BLANK_NEIGHBOR, BgpNeighbor
-    same_asn: dict[int, Problem] = {}
-    intents: dict[str, BgpIntent] = {}
+    timers = routing.timers
+    return BgpPlan(asns, origin, bfd, timers.keepalive if timers else None, timers.hold if timers else None,
+                   routing.maximum_paths)
+
+
+def bgp_intent(plan: BgpPlan, asn: int, loopback_interface: str, host_nets: Iterable[str],
+               neighbors: Iterable[BgpNeighbor], up_asns: list[int], down_asns: list[int]) -> BgpIntent:
+    """One switch's :class:`BgpIntent` from its sessions in port order and their peers' ASNs, up and down.
+
+    ``host_nets``: the interface address of each of its in-service host ports (a shut port's subnet is not
+    announced); the leaf's end of a host /31 is its even address (fabgen.plan.addressing), so that address is
+    the subnet.
+    """
+    # Equal-cost next hops: all uplinks for what lies above; for a prefix below, the parallel links to the one
+    # peer group (an ASN) that leads to it; most switches have one link per peer ASN below (no Counter needed).
+    widest_down = (0 if not down_asns else 1 if len(set(down_asns)) == len(down_asns)
+                   else max(Counter(down_asns).values()))
+    paths = plan.maximum_paths if plan.maximum_paths is not None else max(len(up_asns), widest_down, 1)
+    loopback = loopback_interface.partition("/")[0]
+    networks = {*host_nets, f"{loopback}/32"}
+    return BgpIntent(asn=asn, router_id=loopback, neighbors=tuple(neighbors), maximum_paths=paths,
+                     multipath_relax=len(set(up_asns)) > 1, networks=_in_address_order(networks),
+                     bfd=plan.bfd, keepalive=plan.keepalive, hold=plan.hold)
+
+
+def same_asn_problems(plan: BgpPlan, switches: Iterable[Switch], doc: SourceDoc | None) -> list[Problem]:
+    """Overrides that give both ends of a session one ASN (that session would be iBGP, which this underlay does
+    not plan), once per override, at its line; the first such session in switch and port order names it."""
+    found: dict[int, Problem] = {}
+    if not plan.origin:
+        return []  # the scheme itself never gives neighbours one ASN (_same_asn): only an override can
     for switch in switches:
-        asn = asn_of(switch.name)
-        if asn is None:
+        if switch.bgp is None:
             continue
-        neighbors: list[BgpNeighbor] = []
-        up_asns: list[int] = []
-        down_asns: list[int] = []
-        host_nets: list[str] = []
-        for port in switch.ports:
-            peer = port.peer_device
-            remote = asn_of(peer)  # None for a host, and for a switch without BGP
-            if remote is None:
-                if port.peer_kind == "host" and not port.shutdown:
-                    # The leaf's end of a host /31 is its even address (fabgen.plan.build._address),
-                    # so its interface address is the subnet.
-                    host_nets.append(port.address)
-                continue  # a switch without BGP: lint FG602 reports the link
-            # BgpNeighbor(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
-            item = blank_neighbor()
-            item.address = port.peer_address
-            item.remote_asn = remote
-            item.port = port.name
-            item.peer_device = peer
-            item.description = port.description
-            item.__class__ = neighbor_class
-            neighbors.append(item)
-            if port.direction == "up":
-                up_asns.append(remote)
-            else:
-                down_asns.append(remote)
-            if remote == asn:
-                _same_asn(same_asn, switch.name, peer, asn, origin, doc)
-        # Equal-cost next hops: all uplinks for what lies above; for a prefix below, the
-        # parallel links to the one peer group (an ASN) that leads to it.
-        widest_down = max(Counter(down_asns).values(), default=0)
-        paths = fixed_paths if fixed_paths is not None else max(len(up_asns), widest_down, 1)
-        loopback = switch.loopback.partition("/")[0]
-        host_nets.append(f"{loopback}/32")
-        intents[switch.name] = BgpIntent(
-            asn=asn, router_id=loopback, neighbors=tuple(neighbors), maximum_paths=paths,
-            multipath_relax=len(set(up_asns)) > 1,
-            networks=_in_address_order(set(host_nets)),
-            bfd=bfd, keepalive=keepalive, hold=hold,
-        )
-    if same_asn:
-        raise SpecError([same_asn[i] for i in sorted(same_asn)])
-    return intents
+        for neighbor in switch.bgp.neighbors:
+            if neighbor.remote_asn == switch.bgp.asn:
+                _same_asn(found, switch.name, neighbor.peer_device, switch.bgp.asn, plan.origin, doc)
+    return [found[i] for i in sorted(found)]
 
 
 def _in_address_order(prefixes: set[str]) -> tuple[str, ...]:
@@ -160,7 +163,7 @@ def _same_asn(found: dict[int, Problem], a: str, b: str, asn: int, origin: dict[
              "need different ASNs", (*_ROUTING, "asn_overrides", index, "asn"))
 
 
-def scheme_asn(spec: ClusterSpec, switch: Switch) -> int:
+def scheme_asn(spec: ClusterSpec, switch: Positioned) -> int:
     """The ASN the scheme gives ``switch`` from its position (before overrides)."""
     routing = spec.fabric.routing
     tiers = spec.fabric.tiers
@@ -180,7 +183,8 @@ def scheme_asn(spec: ClusterSpec, switch: Switch) -> int:
     return base + (plane * tiers.spine.ports + switch.index if unique else plane)
 
 
-def _asns(spec: ClusterSpec, switches: tuple[Switch, ...], excluded: set[str], doc: SourceDoc | None) -> tuple[dict[str, int], dict[str, int]]:
+def _asns(spec: ClusterSpec, switches: tuple[Positioned, ...], excluded: set[str], doc: SourceDoc | None
+          ) -> tuple[dict[str, int], dict[str, int]]:
     """Every BGP speaker's ASN, and for overridden ones the index of the override that set it."""
     routing = spec.fabric.routing
     overrides = routing.asn_overrides
@@ -218,8 +222,9 @@ def _asns(spec: ClusterSpec, switches: tuple[Switch, ...], excluded: set[str], d
     return asns, origin
 
 
-def _out_of_service_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> set[tuple[str, str]]:
-    """(leaf, port) of every host NIC out of service: the port is shut, so a broken NIC cannot flap the fabric."""
+def out_of_service_nics(spec: ClusterSpec) -> set[tuple[str, str]]:
+    """(host, netdev) of every host NIC out of service: its leaf port is shut, so a broken NIC cannot flap the
+    fabric (and its /31 stays out of the routing table)."""
     down: set[tuple[str, str]] = set()
     for group in spec.hosts:
         profile = spec.host_profiles.get(group.profile)
@@ -228,18 +233,15 @@ def _out_of_service_ports(spec: ClusterSpec, switches: tuple[Switch, ...]) -> se
         for host, override in group.overrides.items():
             netdevs = {n.netdev for n in profile.nics if n.name in set(override.nics_out_of_service)}
             down.update((host, netdev) for netdev in netdevs)
-    if not down:
-        return set()
-    return {(s.name, p.name) for s in switches if s.tier == "leaf" for p in s.ports
-            if p.peer_kind == "host" and (p.peer_device, p.peer_port) in down}
+    return down
 
 
-def _shut(switch: Switch, shut: set[tuple[str, str]]) -> Switch:
-    if not shut or not any((switch.name, p.name) in shut for p in switch.ports):
-        return switch
-    ports: tuple[SwitchPort, ...] = tuple(
-        replace(p, shutdown=True) if (switch.name, p.name) in shut else p for p in switch.ports)
-    return replace(switch, ports=ports)
+def shut_ports(ports: tuple[SwitchPort, ...], down: set[tuple[str, str]]) -> tuple[SwitchPort, ...]:
+    """A leaf's ``ports`` with every port shut whose name is that of a port cabled to a NIC in ``down``."""
+    names = {p.name for p in ports if p.peer_kind == "host" and (p.peer_device, p.peer_port) in down}
+    if not names:
+        return ports
+    return tuple(replace(p, shutdown=True) if p.name in names else p for p in ports)
 
 
 _TIER_LABEL = {"leaf": "leaf", "spine": "spine", "super_spine": "super-spine"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import pickle
 from typing import Any
 
@@ -12,7 +13,7 @@ from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.plan._fast import blank, maker, replaced
 from fabgen.plan.model import BackendInterface, BgpNeighbor, Host, HostNic, HostRoute, HostRule, Link, SwitchPort
 from fabgen.plan.nic_intent import HostNicIntent
-from tests.helpers import example
+from tests.helpers import edited, example
 
 
 def _built(cls: type, values: tuple[Any, ...]) -> Any:
@@ -127,3 +128,32 @@ def test_replaced_on_a_one_field_class() -> None:
         a: int
 
     assert replaced(One(1), a=2) == One(2) and replaced(One(1)) == One(1)
+
+
+def _out_of_scheme_cable(data: dict[str, Any]) -> None:
+    """A second cable on one leaf port: the port's /31 is taken, so it gets one from the top of the pool (the spill)."""
+    data["fabric"]["cabling"] = [{"a": "gpu01:ens1np0", "b": "leaf-r0-p00-01:Ethernet0"},
+                                 {"a": "gpu01:ens2np0", "b": "leaf-r0-p00-01:Ethernet0"}]
+
+
+@pytest.mark.parametrize("path", [example("lab"), example("sonic-pod"), "spill"])
+def test_every_link_b_end_is_the_lower_address_of_its_31(path: Any) -> None:
+    """The host network takes a NIC's on-link /31 straight from its link's ``b`` (leaf) end: it must be the
+    /31's lower address, which is also the subnet's, for the automatic layout and the spilled cables alike."""
+    fabric = plan_fabric(load_spec(edited(_out_of_scheme_cable, "sonic-pod") if path == "spill" else path))
+    for link in fabric.links:
+        a, b = ipaddress.ip_interface(link.a_address), ipaddress.ip_interface(link.b_address)
+        assert a.network == b.network and b.ip == b.network.network_address and int(a.ip) == int(b.ip) + 1, link
+    checked = 0
+    for host in fabric.hosts:
+        assert host.network is not None
+        for iface in host.network.interfaces:
+            on_link = iface.routes[0]
+            assert on_link.via is None
+            assert on_link.to == str(ipaddress.ip_interface(iface.address).network)
+            assert on_link.to.split("/")[0] == iface.gateway
+            checked += 1
+    assert checked
+    if path == "spill":
+        top = fabric.spec.fabric.addressing.p2p[-2]
+        assert any(link.b_address == f"{top}/31" for link in fabric.links)
