@@ -34,6 +34,7 @@ from lxml import etree
 from fabgen._resources import resource_path
 from fabgen.bounded import MAX_XML_BYTES, read_bytes, xml_declaration_problem
 from fabgen.errors import FabgenError, Problem
+from fabgen.targets.nccl import topo_proof
 
 __all__ = ["check_topology_file", "check_topology_xml"]
 
@@ -167,6 +168,9 @@ class _NcclScanner:
         self.tags: list[_Tag] = []
         self.roots: list[_Node] = []
         self.fatal = False
+        self.plain = True
+        """Every tag took :meth:`_plain_tag`'s shape (a precondition of :func:`topo_proof.schema_valid`)."""
+        self.comments: list[str] = []
         self._line_starts = [0]
         start = text.find("\n")
         while start >= 0:
@@ -290,12 +294,14 @@ class _NcclScanner:
         close = self.text.find("-->", lt + 4)
         if close < 0:
             raise _Fatal(lt, "comment is never closed with '-->'")
+        self.comments.append(self.text[lt + 4:close])
         self.pos = close + 3
 
     def _tag(self, lt: int) -> _Tag | _Close:
         fast = self._plain_tag(lt)
         if fast is not None:
             return fast
+        self.plain = False
         self.pos = lt + 1
         name, _, last = self._token(value_allowed=False)
         if name.startswith("?"):
@@ -602,8 +608,20 @@ def _schema() -> etree.XMLSchema:
     return schema
 
 
+def _proved_valid(scanner: _NcclScanner) -> bool:
+    """The scanner's clean read of plain tags proves lxml would find nothing (:mod:`.topo_proof`)."""
+    return (scanner.plain and not scanner.problems and not scanner.fatal
+            and all(map(topo_proof.comment_proved, scanner.comments))
+            and topo_proof.schema_valid(scanner.roots, len(scanner.tags)))
+
+
 def _schema_problems(text: str, file: str, scanner: _NcclScanner) -> list[Problem]:
-    """Well-formedness and schema errors, minus those the scanner already explained."""
+    """Well-formedness and schema errors, minus those the scanner already explained.
+
+    lxml (and the schema, compiled on first use) only when the scanner's tree does not prove the file valid.
+    """
+    if _proved_valid(scanner):
+        return []
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
         root = etree.fromstring(text.encode("utf-8", "surrogatepass"), parser)
