@@ -16,7 +16,7 @@ unsafe names: a template overlay that prints something else is caught here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import jinja2
 
@@ -79,7 +79,21 @@ def render_firmware_script(intent: FirmwareIntent, env: jinja2.Environment | Non
     """``hosts/_profiles/PROFILE/nic-firmware.sh``: persistent mlxconfig settings of a profile."""
     devices = [(device, intent.device_settings(device), intent.optional_device_settings(device))
                for device in intent.devices]
-    return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(intent=intent, devices=devices)
+    return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(
+        intent=intent, devices=devices, device_words=device_words)
+
+
+def device_words(settings: Sequence[tuple[str, object]], optional: Sequence[tuple[str, object]]) -> str:
+    """A device's ``NAME_Pn=value`` words, then ``?NAME_Pn=value`` for the optional ones: one shell-quoted word
+    per line, indented, each but the last continued with `` \\``.
+
+    Why here and not word by word in the template: that loop (a filter call and a conditional per word) was
+    most of the file's render time. Quoted by :func:`shell_quote`, so no value can end a word or a line early;
+    a value prints as the template's ``~`` printed it (its ``str``).
+    """
+    words = [shell_quote(f"{name}={value}") for name, value in settings]
+    words += [shell_quote(f"?{name}={value}") for name, value in optional]
+    return "".join(f"        {word} \\\n" for word in words[:-1]) + "".join(f"        {word}\n" for word in words[-1:])
 
 
 def _render_host(context: RenderContext, host: Host) -> dict[str, str]:
