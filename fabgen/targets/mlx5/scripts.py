@@ -59,13 +59,20 @@ def render_nic_script(env: jinja2.Environment | None = None) -> str:
     """The shared ``roce-nic.sh``: the machinery, the runtime DCQCN parameter names, no host's values."""
     cc = [(p.debugfs, p.ofed_side, p.ofed_file) for p in CC_PARAMS.values() if p.ofed is not None]
     text = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).render(
-        version=_version(), plan_format=PLAN_FORMAT, cc_params=cc, default_cable_m=MLX5_AUTO_BUFFER_CABLE_M, max_mtu=MAX_MTU)
+        version=_version(), plan_format=PLAN_FORMAT, cc_params=cc, cc_entries=cc_entries,
+        default_cable_m=MLX5_AUTO_BUFFER_CABLE_M, max_mtu=MAX_MTU)
     if text.count(f"\nreadonly PLAN_FORMAT={PLAN_FORMAT}\n") != 1:  # a user's overlay may not
         where = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).filename or NIC_SCRIPT_TEMPLATE
         raise OutputError([Problem("the roce-nic.sh template must print 'readonly PLAN_FORMAT={{ plan_format "
                                    "| shell_quote }}' on exactly one line: the plan files it reads carry that "
                                    "format", file=where)])
     return text
+
+
+def cc_entries(cc_params: Sequence[tuple[str, str, str]]) -> str:
+    """The body of the script's ``CC_OFED`` array: ``    [debugfs]=side/file`` per parameter, both words
+    shell-quoted (:func:`shell_quote`), one line each; built in one call, not by two filter calls per row."""
+    return "".join(f"    [{shell_quote(debugfs)}]={shell_quote(f'{side}/{file}')}\n" for debugfs, side, file in cc_params)
 
 
 def render_nic_plan(intent: HostNicIntent, mtus: Mapping[str, int] | None = None,
