@@ -17,7 +17,7 @@ from fabgen.targets.mlx5.scripts import MAX_MTU, PLAN_FORMAT, nic_script_path
 
 
 def template_parts(name: str, loop: str) -> tuple[str, str, str]:
-    """``(before, after, raw)``: the template's text around its one ``loop`` block and its ``{% raw %}`` body.
+    """``(before, after, raw)``: the template's text around its one ``loop`` block (or line) and its ``{% raw %}`` body.
 
     The leading ``{#- ... -#}`` comment and the loop's own lines print nothing
     (``trim_blocks``, ``lstrip_blocks``); the raw block prints as it is.
@@ -32,7 +32,7 @@ def template_parts(name: str, loop: str) -> tuple[str, str, str]:
 
 def floor_files(plan: FabricPlan) -> dict[str, str]:
     """``{hosts/_profiles/PROFILE/roce-nic.sh: text}`` for every profile with backend NICs, like the target."""
-    before, after, raw = template_parts("mlx5/roce-nic.sh.j2", "{% for debugfs, side, file in cc_params %}")
+    before, after, raw = template_parts("mlx5/roce-nic.sh.j2", "{{ cc_entries(cc_params) -}}")
     version = f"fabgen {__version__}"
     for expression, value in (("version | comment_text", version), ("version | shell_quote", shlex.quote(version)),
                               ("plan_format | shell_quote", str(PLAN_FORMAT)), ("max_mtu | shell_quote", str(MAX_MTU)),

@@ -16,7 +16,7 @@ unsafe names: a template overlay that prints something else is caught here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import jinja2
 
@@ -59,13 +59,20 @@ def render_nic_script(env: jinja2.Environment | None = None) -> str:
     """The shared ``roce-nic.sh``: the machinery, the runtime DCQCN parameter names, no host's values."""
     cc = [(p.debugfs, p.ofed_side, p.ofed_file) for p in CC_PARAMS.values() if p.ofed is not None]
     text = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).render(
-        version=_version(), plan_format=PLAN_FORMAT, cc_params=cc, default_cable_m=MLX5_AUTO_BUFFER_CABLE_M, max_mtu=MAX_MTU)
+        version=_version(), plan_format=PLAN_FORMAT, cc_params=cc, cc_entries=cc_entries,
+        default_cable_m=MLX5_AUTO_BUFFER_CABLE_M, max_mtu=MAX_MTU)
     if text.count(f"\nreadonly PLAN_FORMAT={PLAN_FORMAT}\n") != 1:  # a user's overlay may not
         where = (env or environment()).get_template(NIC_SCRIPT_TEMPLATE).filename or NIC_SCRIPT_TEMPLATE
         raise OutputError([Problem("the roce-nic.sh template must print 'readonly PLAN_FORMAT={{ plan_format "
                                    "| shell_quote }}' on exactly one line: the plan files it reads carry that "
                                    "format", file=where)])
     return text
+
+
+def cc_entries(cc_params: Sequence[tuple[str, str, str]]) -> str:
+    """The body of the script's ``CC_OFED`` array: ``    [debugfs]=side/file`` per parameter, both words
+    shell-quoted (:func:`shell_quote`), one line each; built in one call, not by two filter calls per row."""
+    return "".join(f"    [{shell_quote(debugfs)}]={shell_quote(f'{side}/{file}')}\n" for debugfs, side, file in cc_params)
 
 
 def render_nic_plan(intent: HostNicIntent, mtus: Mapping[str, int] | None = None,
@@ -79,7 +86,21 @@ def render_firmware_script(intent: FirmwareIntent, env: jinja2.Environment | Non
     """``hosts/_profiles/PROFILE/nic-firmware.sh``: persistent mlxconfig settings of a profile."""
     devices = [(device, intent.device_settings(device), intent.optional_device_settings(device))
                for device in intent.devices]
-    return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(intent=intent, devices=devices)
+    return (env or environment()).get_template(FIRMWARE_SCRIPT_TEMPLATE).render(
+        intent=intent, devices=devices, device_words=device_words)
+
+
+def device_words(settings: Sequence[tuple[str, object]], optional: Sequence[tuple[str, object]]) -> str:
+    """A device's ``NAME_Pn=value`` words, then ``?NAME_Pn=value`` for the optional ones: one shell-quoted word
+    per line, indented, each but the last continued with `` \\``.
+
+    Why here and not word by word in the template: that loop (a filter call and a conditional per word) was
+    most of the file's render time. Quoted by :func:`shell_quote`, so no value can end a word or a line early;
+    a value prints as the template's ``~`` printed it (its ``str``).
+    """
+    words = [shell_quote(f"{name}={value}") for name, value in settings]
+    words += [shell_quote(f"?{name}={value}") for name, value in optional]
+    return "".join(f"        {word} \\\n" for word in words[:-1]) + "".join(f"        {word}\n" for word in words[-1:])
 
 
 def _render_host(context: RenderContext, host: Host) -> dict[str, str]:

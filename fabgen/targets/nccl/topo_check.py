@@ -34,6 +34,7 @@ from lxml import etree
 from fabgen._resources import resource_path
 from fabgen.bounded import MAX_XML_BYTES, read_bytes, xml_declaration_problem
 from fabgen.errors import FabgenError, Problem
+from fabgen.targets.nccl import topo_proof
 
 __all__ = ["check_topology_file", "check_topology_xml"]
 
@@ -167,6 +168,9 @@ class _NcclScanner:
         self.tags: list[_Tag] = []
         self.roots: list[_Node] = []
         self.fatal = False
+        self.plain = True
+        """Every tag took :meth:`_plain_tag`'s shape (a precondition of :func:`topo_proof.schema_valid`)."""
+        self.comments: list[str] = []
         self._line_starts = [0]
         start = text.find("\n")
         while start >= 0:
@@ -290,12 +294,14 @@ class _NcclScanner:
         close = self.text.find("-->", lt + 4)
         if close < 0:
             raise _Fatal(lt, "comment is never closed with '-->'")
+        self.comments.append(self.text[lt + 4:close])
         self.pos = close + 3
 
     def _tag(self, lt: int) -> _Tag | _Close:
         fast = self._plain_tag(lt)
         if fast is not None:
             return fast
+        self.plain = False
         self.pos = lt + 1
         name, _, last = self._token(value_allowed=False)
         if name.startswith("?"):
@@ -367,7 +373,7 @@ class _NcclScanner:
         ``>`` or ``/>``, with every name and value within NCCL's lengths and no
         value holding a character the reader reports. On such a tag the
         character-by-character reader reports nothing and builds this same tag,
-        so splitting the tag at its quotes stands in for it (tests prove the two agree).
+        so one regular expression match stands in for it (tests prove the two agree).
         """
         text = self.text
         gt = text.find(">", lt)
@@ -379,34 +385,21 @@ class _NcclScanner:
                 return None
             self.pos = gt + 1
             return _Close(name, lt)
-        inner = text[lt + 1:gt]
-        single = inner.endswith("/")
-        parts = (inner[:-1] if single else inner).split('"')  # name key=, value, key=, value ... ""
-        head = _PLAIN_HEAD.fullmatch(parts[0])
-        if (head is None or len(parts) % 2 == 0 or len(head[1]) > MAX_STR_LEN
-                or (head[2] is None) != (len(parts) == 1) or (len(parts) > 1 and parts[-1])):
-            return None  # a '>' inside a value leaves an odd count of quotes: never plain
+        match = _PLAIN_TAG.match(text, lt)
+        if match is None or match.end() != gt + 1 or len(match[1]) > MAX_STR_LEN:
+            return None  # a '>' inside a value ends the match early: never plain
         attrs: list[_Attr] = []
         seen: set[str] = set()
-        start = lt + 1  # of parts[index - 1]
-        for index in range(1, len(parts), 2):
-            before, value = parts[index - 1], parts[index]
-            if index == 1:
-                key, key_pos = head[2], start + head.start(2)
-            else:
-                plain = _PLAIN_KEY.fullmatch(before)
-                if plain is None:
-                    return None
-                key, key_pos = plain[1], start + 1
-            if len(key) > MAX_STR_LEN or len(value) > MAX_STR_LEN or key in seen or _TRAP_CHARS.search(value):
+        for pair in _PLAIN_ATTR.finditer(text, match.start(2), match.end(2)):
+            key, value = pair[1], pair[2]
+            if len(key) > MAX_STR_LEN or len(value) > MAX_STR_LEN or key in seen:
                 return None
             seen.add(key)
-            attrs.append(_Attr(key, value, key_pos))
-            start += len(before) + len(value) + 2
+            attrs.append(_Attr(key, value, pair.start(1)))
         if len(attrs) > MAX_ATTRS:
             return None
         self.pos = gt + 1
-        return _Tag(head[1], lt, attrs, single)
+        return _Tag(match[1], lt, attrs, match[3] == "/")
 
     def _token(self, value_allowed: bool) -> tuple[str, str | None, str]:
         """xmlGetToken: a name up to ``' ' > / \\n \\r``, or ``name="value"``.
@@ -534,9 +527,11 @@ class _NcclScanner:
 
 
 _PLAIN_NAME = re.compile(r'[^=\t >/\n\r"]+')
-_PLAIN_HEAD = re.compile(r'([^=\t >/\n\r"?!][^=\t >/\n\r"]*)(?: ([^=\t >/\n\r"]+)=)?')
-_PLAIN_KEY = re.compile(r' ([^=\t >/\n\r"]+)=')
-"""The plain shape of :meth:`_NcclScanner._plain_tag`: :data:`_NAME_RUN`'s name characters, without quotes."""
+_PLAIN_ATTR_TEXT = r' ([^=\t >/\n\r"]+)="([^"\t\n&<>]*)"'
+_PLAIN_TAG = re.compile(r'<([^=\t >/\n\r"?!][^=\t >/\n\r"]*)((?:' + _PLAIN_ATTR_TEXT.replace("(", "(?:") + r')*)(/?)>')
+_PLAIN_ATTR = re.compile(_PLAIN_ATTR_TEXT)
+"""The plain shape of :meth:`_NcclScanner._plain_tag`: :data:`_NAME_RUN`'s name characters, without quotes,
+single-spaced ``key="value"`` pairs whose values hold none of :data:`_VALUE_TRAPS` (nor '>'); one match per tag."""
 
 _VALUE_TRAPS: tuple[tuple[str, str], ...] = (
     ("\t", "tab character inside a value: NCCL keeps it literally"),
@@ -602,8 +597,20 @@ def _schema() -> etree.XMLSchema:
     return schema
 
 
+def _proved_valid(scanner: _NcclScanner) -> bool:
+    """The scanner's clean read of plain tags proves lxml would find nothing (:mod:`.topo_proof`)."""
+    return (scanner.plain and not scanner.problems and not scanner.fatal
+            and all(map(topo_proof.comment_proved, scanner.comments))
+            and topo_proof.schema_valid(scanner.roots, len(scanner.tags)))
+
+
 def _schema_problems(text: str, file: str, scanner: _NcclScanner) -> list[Problem]:
-    """Well-formedness and schema errors, minus those the scanner already explained."""
+    """Well-formedness and schema errors, minus those the scanner already explained.
+
+    lxml (and the schema, compiled on first use) only when the scanner's tree does not prove the file valid.
+    """
+    if _proved_valid(scanner):
+        return []
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
         root = etree.fromstring(text.encode("utf-8", "surrogatepass"), parser)

@@ -1,0 +1,200 @@
+"""The schema proof (:mod:`fabgen.targets.nccl.topo_proof`) never claims valid what lxml would reject.
+
+Faults are planted in good files (real and generated): values of every kind
+near the edge of each type, attributes moved to other elements, elements
+renamed or emptied the long way round; and whole trees are drawn at random from
+the schema's names. For each, the check with the proof reports exactly the
+problems of the check that always runs lxml, and whenever the proof says valid,
+lxml's schema says valid. The proof's tables are compared with the XSD itself.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from fabgen._resources import resource_path
+from fabgen.errors import Problem
+from fabgen.targets.nccl import topo_check, topo_proof
+
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "nccl_topo"
+XS = "{http://www.w3.org/2001/XMLSchema}"
+
+
+def _full_check(text: str) -> list[Problem]:
+    """The check as it was before the proof: lxml and the schema on every file."""
+    proved = topo_check._proved_valid
+    try:
+        topo_check._proved_valid = lambda scanner: False  # type: ignore[assignment]
+        return topo_check.check_topology_xml(text, "t.xml")
+    finally:
+        topo_check._proved_valid = proved
+
+
+def _proof_says_valid(text: str) -> bool:
+    scanner = topo_check._NcclScanner(text, "t.xml")
+    scanner.scan()
+    return topo_check._proved_valid(scanner)
+
+
+def _lxml_valid(text: str) -> bool:
+    try:
+        root = etree.fromstring(text.encode("utf-8", "surrogatepass"))
+    except etree.XMLSyntaxError:
+        return False
+    return bool(topo_check._schema().validate(root))
+
+
+def _agree(text: str) -> bool:
+    """The same problems with and without the proof; a proved file is one lxml accepts. True if proved."""
+    assert topo_check.check_topology_xml(text, "t.xml") == _full_check(text)
+    proved = _proof_says_valid(text)
+    if proved:
+        assert _lxml_valid(text), text
+    return proved
+
+
+def _generated() -> str:
+    from conftest import EXAMPLES
+
+    import fabgen.pipeline as pipeline
+    from fabgen.targets.render import render_files
+
+    plan = pipeline.plan_fabric(pipeline.load_spec(EXAMPLES / "lab" / "spec.yaml"))
+    files, _ = render_files(plan, ["nccl-topo"])
+    return next(iter(files.values()))
+
+
+GOOD = [(DATA / name).read_text(encoding="utf-8") for name in ("good_full.xml", "good_rail_pci_only.xml")]
+
+
+@pytest.fixture(scope="module")
+def generated() -> str:
+    return _generated()
+
+
+def test_generated_and_good_files_are_proved(generated: str) -> None:
+    """The shortcut is taken where it matters: fabgen's own output (and the hand-written good samples)."""
+    assert _agree(generated)
+    for text in GOOD:
+        assert _agree(text)
+
+
+EDGE_VALUES = [
+    "", " ", "0", "1", "-1", "+1", "01", "00", " 1", "1 ", "2147483647", "2147483648", "-2147483648",
+    "-2147483649", "99999999999", "1.5", "-1.5", ".5", "1.", "1e3", "NaN", "INF", "0x1f", "0X060400", "0x060400",
+    "0x06040", "0x0604000", "0x10de", "0x10DE", "0x10d", "0000:15:00.0", "0000:15:00.A", "0000:15:0.0",
+    "15:00.0", "fffffff:ffff:ff", "ffff:ff:00.0", "ffffffff", "0xffffffffffffffff", "1ffffffffffffffff",
+    "0000ffff,ffffffff", "ffff,ffff", "ffffffff,", "x86_64", "x86_64 ", "arm64", "ppc64le", "GenuineIntel",
+    "  Shanghai  ", "Shanghai", "32.0 GT/s PCIe", "32 GT/s", "32.0 GT/s", "mlx5_0", "a'b", "a>b", "é", "\x7f",
+    "n" * 253, "n" * 254, "a&amp;b", "a\tb",
+]
+ATTRIBUTES = sorted({name for _, attributes, _ in topo_proof.ELEMENTS.values() for name in attributes} | {"xmlns", "bogus"})
+ELEMENT_NAMES = [*sorted(topo_proof.ELEMENTS), "bogus"]
+_ATTR = re.compile(r' ([a-z_]+)="([^"]*)"')
+_START = re.compile(r"<([a-z]+)[ />]")
+
+
+def _distinct_spots(text: str) -> list[re.Match[str]]:
+    """One attribute per (element, attribute name): the same pair elsewhere in the file is the same test."""
+    spots: dict[tuple[str, str], re.Match[str]] = {}
+    for spot in _ATTR.finditer(text):
+        element = _START.findall(text[:spot.start() + 1])[-1]
+        spots.setdefault((element, spot[1]), spot)
+    return list(spots.values())
+
+
+@pytest.mark.parametrize("index", range(len(GOOD) + 1))
+def test_every_edge_value_in_every_attribute_agrees(index: int, generated: str) -> None:
+    """Each attribute of a good file, set in turn to each edge value: proof and lxml agree, problems equal."""
+    text = [*GOOD, generated][index]
+    proved = 0
+    for spot in _distinct_spots(text):
+        for value in EDGE_VALUES:
+            proved += _agree(text[:spot.start(2)] + value + text[spot.end(2):])
+    assert proved  # some edits stay valid, so the proof's acceptance is tested too, not only its refusals
+
+
+@pytest.mark.parametrize("index", range(len(GOOD) + 1))
+def test_attributes_renamed_dropped_and_elements_renamed_agree(index: int, generated: str) -> None:
+    text = [*GOOD, generated][index]
+    for spot in _distinct_spots(text):
+        _agree(text[:spot.start()] + text[spot.end():])  # dropped (a required one, sometimes)
+        for name in ATTRIBUTES:
+            _agree(text[:spot.start(1)] + name + text[spot.end(1):])
+    for spot in list({m[1]: m for m in _START.finditer(text)}.values()):
+        for name in ELEMENT_NAMES:
+            renamed = text[:spot.start(1)] + name + text[spot.end(1):]
+            close = f"</{spot[1]}>"
+            at = renamed.find(close, spot.end())
+            if at >= 0 and not text[spot.start():text.find(">", spot.start()) + 1].endswith("/>"):
+                renamed = renamed[:at] + f"</{name}>" + renamed[at + len(close):]
+            _agree(renamed)
+    for at in [m.start() for m in re.finditer("/>", text)][:12]:
+        name = _START.findall(text[:at])[-1]
+        _agree(text[:at] + f"></{name}>" + text[at + 2:])  # an empty element written open and closed
+        _agree(text[:at] + f">\n</{name}>" + text[at + 2:])
+
+
+def test_comments_agree() -> None:
+    for body in [" ok ", " a--b ", " ends- ", "", "-", " \x01 ", " é ", " \ufffe ", " tab\t "]:
+        _agree(f"<!--{body}-->\n" + GOOD[0])
+
+
+_VALUE = st.sampled_from(EDGE_VALUES) | st.text(alphabet="0123456789abcdefx.:-, GT/sPCIe", max_size=12)
+
+
+@st.composite
+def _tree(draw: st.DrawFn, depth: int = 0) -> str:
+    name = draw(st.sampled_from(["system"] if depth == 0 else ELEMENT_NAMES))
+    known = topo_proof.ELEMENTS.get(name, (frozenset(), {}, frozenset()))
+    keys = draw(st.lists(st.sampled_from([*sorted(known[1]), "bogus"]),
+                         unique=True, max_size=4))
+    if name in topo_proof.ELEMENTS:
+        keys = sorted(set(keys) | set(topo_proof.ELEMENTS[name][2])) if draw(st.booleans()) else keys
+    attrs = "".join(f' {key}="{draw(_VALUE)}"' for key in keys)
+    if depth >= 3 or not draw(st.booleans()):
+        return f"<{name}{attrs}/>" if draw(st.integers(0, 4)) else f"<{name}{attrs}></{name}>"
+    children = draw(st.lists(_tree(depth + 1), max_size=3))
+    return f"<{name}{attrs}>\n" + "".join(child + "\n" for child in children) + f"</{name}>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_tree())
+def test_random_trees_of_schema_names_agree(tree: str) -> None:
+    _agree(tree + "\n")
+
+
+def test_tables_are_the_schema() -> None:
+    """Element nesting, attributes, their types, required and fixed ones, enumerations and patterns: the XSD's."""
+    xsd = etree.parse(str(resource_path("schemas", "nccl-topo.xsd"))).getroot()
+    types = {t.get("name"): t for t in xsd.iter(f"{XS}complexType")}
+    element_type = {e.get("name"): e.get("type") for e in xsd.iter(f"{XS}element")}
+    assert [e.get("name") for e in xsd.findall(f"{XS}element")] == ["system"]
+    derived = {}
+    fixed = {}
+    for name, type_name in element_type.items():
+        node = types[type_name]
+        children = frozenset(e.get("name") for e in node.iter(f"{XS}element"))
+        attributes = {a.get("name"): a.get("type", "") for a in node.findall(f"{XS}attribute")}
+        required = frozenset(a.get("name") for a in node.findall(f"{XS}attribute") if a.get("use") == "required")
+        fixed.update({(name, a.get("name")): a.get("fixed") for a in node.findall(f"{XS}attribute") if a.get("fixed")})
+        for choice in node.findall(f"{XS}choice"):
+            assert (choice.get("minOccurs"), choice.get("maxOccurs")) == ("0", "unbounded")
+        derived[name] = (children, attributes, required)
+    assert derived == topo_proof.ELEMENTS
+    assert fixed == topo_proof.FIXED
+    simple = {t.get("name"): t for t in xsd.iter(f"{XS}simpleType")}
+    for name, values in topo_proof._ENUMS.items():
+        assert frozenset(e.get("value") for e in simple[name].iter(f"{XS}enumeration")) == values
+    for name, pattern in topo_proof._PATTERNS.items():
+        assert pattern.pattern.replace("(?:", "(") == "|".join(p.get("value") for p in simple[name].iter(f"{XS}pattern"))
+    used = {kind for _, attributes, _ in topo_proof.ELEMENTS.values() for kind in attributes.values()}
+    assert used - {"xs:int", "xs:float", "xs:string"} == set(simple)
+    assert [r.get("base") for r in simple["Count"]] == ["xs:int"] and simple["Count"][0][0].get("value") == "0"
+    assert [(f.tag, f.get("value")) for f in simple["NetName"][0]] == [(f"{XS}minLength", "1"), (f"{XS}maxLength", "253")]
