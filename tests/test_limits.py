@@ -29,7 +29,7 @@ from fabgen.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_source
 from fabgen.spec import validate_spec
 from fabgen.spec.references import MAX_HOSTS
 from fabgen.targets.environment import environment
-from fabgen.targets.nccl.topo import TEMPLATE
+from fabgen.targets.nccl.topo import TEMPLATE, pci_rows
 from fabgen.targets.nccl.topo_check import MAX_NODES as NCCL_MAX_NODES
 from fabgen.targets.nccl.topo_check import check_topology_xml
 from fabgen.units import MAX_AMOUNT
@@ -206,7 +206,7 @@ def test_nccl_topology_node_limit(tmp_path: Path) -> None:
     # the spec-level refusal agrees with the model of NCCL's parser, node for node
     env = environment(None)
     for spec, ok in ((at_limit, True), (over, False)):
-        text = env.get_template(TEMPLATE).render(topo=topology_intent(spec, "lab-node"))
+        text = env.get_template(TEMPLATE).render(topo=topology_intent(spec, "lab-node"), pci_rows=pci_rows)
         problems = check_topology_xml(text)
         assert (not problems) if ok else any(f"limited to {NCCL_MAX_NODES} nodes" in str(p) for p in problems)
     spec_file = tmp_path / "spec.yaml"
