@@ -50,7 +50,7 @@ from typing import Any
 from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
-from fabgen.targets.eos.text import quads
+from fabgen.targets.eos.text import TEXT_TOKENS, quads
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -77,7 +77,10 @@ def _text(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
     Told over the tokens joined by ``?`` (no token may hold one), by a few C-level searches instead of a test
     per token: a ``?`` at either end or next to another, or next to a space, is an empty token or one with a
-    space at an end; ``bfd`` cannot span two tokens, as a ``?`` stands between them."""
+    space at an end; ``bfd`` cannot span two tokens, as a ``?`` stands between them. Tokens
+    :data:`~fabgen.targets.eos.text.TEXT_TOKENS` holds (a switch's descriptions) were proved so already."""
+    if tokens and TEXT_TOKENS.issuperset(tokens):
+        return tokens, ()
     joined = "?".join(tokens)
     if (not joined or not joined.isascii() or joined.encode().translate(None, _PRINTABLE)
             or joined.count("?") != len(tokens) - 1 or "bfd" in joined
@@ -212,13 +215,11 @@ def _constants(text: str, entry: Pass) -> frozenset[str]:
 
 
 def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
-    """None when all keys differ (one C-level dict; none for a single key), else each key's number of first
+    """None when all keys differ (one C-level set; none for a single key), else each key's number of first
     appearance."""
-    if len(keys) < 2:
+    if len(keys) < 2 or len(set(keys)) == len(keys):  # a set is built in about half a dict's time
         return None
     distinct = dict.fromkeys(keys)
-    if len(distinct) == len(keys):
-        return None
     number = dict(zip(distinct, range(len(distinct)), strict=True))
     return tuple(map(number.__getitem__, keys))
 
@@ -258,6 +259,9 @@ class SlotProof:
         if NAME_PASS in passes:
             self._fabgen = text.count("fabgen-") + sum(text.count(f"{MARK}{i}{MARK}") for i, kind in kinds.items()
                                                        if kind == "name")
+        self._last: list[tuple[Tokens, Any] | None] = [None] * len(self._groups)
+        """Each group's last tokens and what :meth:`_sign` made of them, a function of the tokens alone: a
+        fleet's neighbours of one tier mostly have one AS list, so the switch after one signs it again."""
         self.ok = True
 
     @staticmethod
@@ -339,9 +343,15 @@ class SlotProof:
             tokens = group.get(values)
             if group.prefixes is not None:
                 tokens = tuple(p + t for p, t in zip(group.prefixes, tokens, strict=True))
+            last = self._last[at]
+            if last is not None and last[0] == tokens:
+                out.append(last[1])
+                continue
             signed = self._sign(group, tokens, values)
             if signed is None:
                 return None
+            if group.name != "address" or not self._management:  # else it reads the management values too
+                self._last[at] = (tokens, signed)
             out.append(signed)
         digits = "".join(values[i] for i in self._digits)
         if not (digits.isascii() and digits.isdigit()) and self._digits:
