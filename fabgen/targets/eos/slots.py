@@ -45,6 +45,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from socket import inet_aton
 from typing import Any
 
 from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
@@ -157,6 +158,7 @@ _TOKENS: dict[str, tuple[Pass, Match]] = {
 """Each value type: the pass of :mod:`fabgen.targets.eos.shape` that renames it, and the match of its token
 pattern (``tests/targets/eos/test_slots.py`` compares each match with that pattern on many strings)."""
 SUBNET_PASS = CONFIG_PASSES[4]
+_HOST_LENGTHS = ("/31", "/32")
 _SUBNET = re.compile(rf"{IP}/(?:[0-9]|[12][0-9]|30)")
 
 FORMS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple((re.compile(line), names) for line, names in (
@@ -224,6 +226,22 @@ def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
     return tuple(map(number.__getitem__, keys))
 
 
+_FABGEN = "fabgen-"
+
+
+def _apart(text: str) -> bool:
+    """No ``fabgen-`` in a text of this shape can run across a value's edge: the character before each
+    sentinel is no letter of ``fabgen`` and the one after it none of ``abgen-`` (nor another sentinel, whose
+    value could hold the rest). Then the text's count of ``fabgen-`` is its shape's plus its values' own,
+    and a session's values (some 6 KB) are read instead of its 30 KB text."""
+    for found in _SENTINEL.finditer(text):
+        start, end = found.start(), found.end()
+        if (start and (text[start - 1] in _FABGEN[:-1] or text[start - 1] == MARK)) or (
+                end < len(text) and (text[end] in _FABGEN[1:] or text[end] == MARK)):
+            return False
+    return True
+
+
 class SlotProof:
     """One shape text's slots, classified once; :meth:`signature` of one text's values."""
 
@@ -233,6 +251,8 @@ class SlotProof:
         self._digits: tuple[int, ...] = ()
         self._management: tuple[int, ...] = ()
         self._fabgen = -1
+        self._names = 0
+        self._apart = False
         kinds = self._classify(text)
         if kinds is None:
             return
@@ -259,6 +279,8 @@ class SlotProof:
         if NAME_PASS in passes:
             self._fabgen = text.count("fabgen-") + sum(text.count(f"{MARK}{i}{MARK}") for i, kind in kinds.items()
                                                        if kind == "name")
+            self._names = sum(kind == "name" for kind in kinds.values())
+            self._apart = _apart(text)
         self._last: list[tuple[Tokens, Any] | None] = [None] * len(self._groups)
         """Each group's last tokens and what :meth:`_sign` made of them, a function of the tokens alone: a
         fleet's neighbours of one tier mostly have one AS list, so the switch after one signs it again."""
@@ -357,7 +379,9 @@ class SlotProof:
         if not (digits.isascii() and digits.isdigit()) and self._digits:
             return None
         out.append(tuple(values[i] for i in self._digits))
-        if self._fabgen >= 0 and text.count("fabgen-") != self._fabgen:
+        if self._fabgen >= 0 and (
+                "\n".join(values).count("fabgen-") != self._names if self._apart
+                else text.count("fabgen-") != self._fabgen):
             return None
         return tuple(out)
 
@@ -384,13 +408,14 @@ class SlotProof:
         kept: list[Any] = []
         for index in self._management:
             value = values[index]
-            if (found := _prefix((value,))) is not None:
+            if value.endswith(_HOST_LENGTHS) and (found := _prefix((value,))) is not None:
                 keys += found[0]
                 kept.append(found[1])
             elif _SUBNET.fullmatch(value):
                 address, _, length = value.partition("/")
                 size = 32 - int(length)
-                host = int.from_bytes(bytes(int(o) for o in address.split(".")), "big") & ((1 << size) - 1)
+                # _SUBNET's quad is strict, so inet_aton reads its four octets and nothing else
+                host = int.from_bytes(inet_aton(address), "big") & ((1 << size) - 1)
                 subnets.append(value)
                 kept.append((length, host not in (0, (1 << size) - 1)))
             else:
