@@ -45,12 +45,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from socket import inet_aton
 from typing import Any
 
 from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
-from fabgen.targets.eos.text import quads
+from fabgen.targets.eos.text import TEXT_TOKENS, quads
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -77,7 +78,10 @@ def _text(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
     Told over the tokens joined by ``?`` (no token may hold one), by a few C-level searches instead of a test
     per token: a ``?`` at either end or next to another, or next to a space, is an empty token or one with a
-    space at an end; ``bfd`` cannot span two tokens, as a ``?`` stands between them."""
+    space at an end; ``bfd`` cannot span two tokens, as a ``?`` stands between them. Tokens
+    :data:`~fabgen.targets.eos.text.TEXT_TOKENS` holds (a switch's descriptions) were proved so already."""
+    if tokens and TEXT_TOKENS.issuperset(tokens):
+        return tokens, ()
     joined = "?".join(tokens)
     if (not joined or not joined.isascii() or joined.encode().translate(None, _PRINTABLE)
             or joined.count("?") != len(tokens) - 1 or "bfd" in joined
@@ -154,6 +158,7 @@ _TOKENS: dict[str, tuple[Pass, Match]] = {
 """Each value type: the pass of :mod:`fabgen.targets.eos.shape` that renames it, and the match of its token
 pattern (``tests/targets/eos/test_slots.py`` compares each match with that pattern on many strings)."""
 SUBNET_PASS = CONFIG_PASSES[4]
+_HOST_LENGTHS = ("/31", "/32")
 _SUBNET = re.compile(rf"{IP}/(?:[0-9]|[12][0-9]|30)")
 
 FORMS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple((re.compile(line), names) for line, names in (
@@ -212,15 +217,29 @@ def _constants(text: str, entry: Pass) -> frozenset[str]:
 
 
 def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
-    """None when all keys differ (one C-level dict; none for a single key), else each key's number of first
+    """None when all keys differ (one C-level set; none for a single key), else each key's number of first
     appearance."""
-    if len(keys) < 2:
+    if len(keys) < 2 or len(set(keys)) == len(keys):  # a set is built in about half a dict's time
         return None
     distinct = dict.fromkeys(keys)
-    if len(distinct) == len(keys):
-        return None
     number = dict(zip(distinct, range(len(distinct)), strict=True))
     return tuple(map(number.__getitem__, keys))
+
+
+_FABGEN = "fabgen-"
+
+
+def _apart(text: str) -> bool:
+    """No ``fabgen-`` in a text of this shape can run across a value's edge: the character before each
+    sentinel is no letter of ``fabgen`` and the one after it none of ``abgen-`` (nor another sentinel, whose
+    value could hold the rest). Then the text's count of ``fabgen-`` is its shape's plus its values' own,
+    and a session's values (some 6 KB) are read instead of its 30 KB text."""
+    for found in _SENTINEL.finditer(text):
+        start, end = found.start(), found.end()
+        if (start and (text[start - 1] in _FABGEN[:-1] or text[start - 1] == MARK)) or (
+                end < len(text) and (text[end] in _FABGEN[1:] or text[end] == MARK)):
+            return False
+    return True
 
 
 class SlotProof:
@@ -232,6 +251,8 @@ class SlotProof:
         self._digits: tuple[int, ...] = ()
         self._management: tuple[int, ...] = ()
         self._fabgen = -1
+        self._names = 0
+        self._apart = False
         kinds = self._classify(text)
         if kinds is None:
             return
@@ -258,6 +279,11 @@ class SlotProof:
         if NAME_PASS in passes:
             self._fabgen = text.count("fabgen-") + sum(text.count(f"{MARK}{i}{MARK}") for i, kind in kinds.items()
                                                        if kind == "name")
+            self._names = sum(kind == "name" for kind in kinds.values())
+            self._apart = _apart(text)
+        self._last: list[tuple[Tokens, Any] | None] = [None] * len(self._groups)
+        """Each group's last tokens and what :meth:`_sign` made of them, a function of the tokens alone: a
+        fleet's neighbours of one tier mostly have one AS list, so the switch after one signs it again."""
         self.ok = True
 
     @staticmethod
@@ -339,15 +365,23 @@ class SlotProof:
             tokens = group.get(values)
             if group.prefixes is not None:
                 tokens = tuple(p + t for p, t in zip(group.prefixes, tokens, strict=True))
+            last = self._last[at]
+            if last is not None and last[0] == tokens:
+                out.append(last[1])
+                continue
             signed = self._sign(group, tokens, values)
             if signed is None:
                 return None
+            if group.name != "address" or not self._management:  # else it reads the management values too
+                self._last[at] = (tokens, signed)
             out.append(signed)
         digits = "".join(values[i] for i in self._digits)
         if not (digits.isascii() and digits.isdigit()) and self._digits:
             return None
         out.append(tuple(values[i] for i in self._digits))
-        if self._fabgen >= 0 and text.count("fabgen-") != self._fabgen:
+        if self._fabgen >= 0 and (
+                "\n".join(values).count("fabgen-") != self._names if self._apart
+                else text.count("fabgen-") != self._fabgen):
             return None
         return tuple(out)
 
@@ -374,13 +408,14 @@ class SlotProof:
         kept: list[Any] = []
         for index in self._management:
             value = values[index]
-            if (found := _prefix((value,))) is not None:
+            if value.endswith(_HOST_LENGTHS) and (found := _prefix((value,))) is not None:
                 keys += found[0]
                 kept.append(found[1])
             elif _SUBNET.fullmatch(value):
                 address, _, length = value.partition("/")
                 size = 32 - int(length)
-                host = int.from_bytes(bytes(int(o) for o in address.split(".")), "big") & ((1 << size) - 1)
+                # _SUBNET's quad is strict, so inet_aton reads its four octets and nothing else
+                host = int.from_bytes(inet_aton(address), "big") & ((1 << size) - 1)
                 subnets.append(value)
                 kept.append((length, host not in (0, (1 << size) - 1)))
             else:

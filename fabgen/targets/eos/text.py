@@ -61,27 +61,39 @@ def config_texts(values: list[str]) -> list[str]:
             and joined[0] not in " \n" and joined[-1] not in " \n"
             and "\n\n" not in joined and " \n" not in joined and "\n " not in joined
             and (len(joined) - len(values) < MAX_DESCRIPTION or max(map(len, values)) <= MAX_DESCRIPTION)):
+        if "bfd" not in joined:
+            if len(TEXT_TOKENS) > 1 << 12:
+                TEXT_TOKENS.clear()
+            TEXT_TOKENS.update(values)
         return values
     return list(map(config_text, values))
 
 
-_PROVED: dict[tuple[str, ...], None] = {}
-"""The last few address lists :func:`quads` passed: a switch's neighbour addresses are sorted by
-:func:`by_address`, then proved tokens by :mod:`fabgen.targets.eos.slots`, the same strings twice. Kept by
-value (equal strings are equally valid), a handful at a time."""
+TEXT_TOKENS: set[str] = set()
+"""Strings :func:`config_texts` found clean and without ``bfd``: each is a :data:`~fabgen.targets.eos.shape.TEXT`
+token (1-240 safe characters, which hold no ``?``, no control character and no line break, and no space at
+either end), so :mod:`fabgen.targets.eos.slots` needs no second look at a switch's descriptions. Kept by value
+(an equal string is an equally good token), bounded."""
+
+
+_QUADS: set[str] = set()
+"""Addresses :func:`quads` passed: a switch's neighbour addresses are sorted by :func:`by_address`, then
+proved tokens by :mod:`fabgen.targets.eos.slots`, and a leaf's networks are its port addresses, the same
+strings two or three times. Kept by value (an equal string is an equally valid address), bounded."""
 
 
 def quads(addresses: Sequence[str]) -> bool:
     """Each address a strict dotted quad (``shape.IP``): three dots, and every octet one of 0-255 without a
     leading zero; anything else (a line break, a space, a sign) is no octet. C-level over all of them."""
-    held = tuple(addresses)
-    if held in _PROVED:
+    if not addresses:
+        return False
+    if _QUADS.issuperset(addresses):
         return True
     if not (set(map(_DOTS, addresses)) == {3} and _OCTETS.issuperset(".".join(addresses).split("."))):
         return False
-    if len(_PROVED) >= 4:
-        _PROVED.clear()
-    _PROVED[held] = None
+    if len(_QUADS) > 1 << 12:
+        _QUADS.clear()
+    _QUADS.update(addresses)
     return True
 
 

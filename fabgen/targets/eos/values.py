@@ -48,6 +48,10 @@ class PlanValues:
         self.cluster = plan.spec.cluster.name
         self._ports: dict[tuple[tuple[Any, ...], ...], tuple[list[int], int]] = {}
         self._mmus: dict[tuple[Any, ...], tuple[MmuProfile | None, str]] = {}
+        self._asns: dict[tuple[int, ...], list[str]] = {}
+        """Neighbour AS lists, spelt: most of a tier's switches have one, and the same strings each time let
+        :mod:`fabgen.targets.eos.slots` tell a repeated list by identity."""
+        self._both: dict[tuple[Any, ...], tuple[list[int], int, MmuProfile | None, str]] = {}
         self._policies: dict[int, tuple[QosIntent, int]] = {}
         self._keys: dict[tuple[Any, ...], int] = {}
 
@@ -90,13 +94,23 @@ class PlanValues:
             found = self._mmus[memo] = (mmu, config_text(note))
         return found
 
+    def _ports_and_mmu(self, switch: Switch) -> tuple[list[int], int, MmuProfile | None, str]:
+        """:meth:`_port_layout` and :meth:`_mmu` at once, memoised by the union of what they read: a switch
+        whose ports repeat a known switch's columns builds each column once and looks up one key, not two."""
+        ports = switch.ports
+        speeds = tuple(map(_SPEED, ports))
+        memo = (self._policy(switch.qos), switch.model, switch.asic, tuple(map(_NAME, ports)), speeds,
+                tuple(map(len, map(_LANES, ports))), tuple(map(_SHUTDOWN, ports)), tuple(map(_CABLE, ports)))
+        found = self._both.get(memo)
+        if found is None:
+            found = self._both[memo] = (*self._port_layout(switch, memo[3]), *self._mmu(switch, memo[3]))
+        return found
+
     def key_and_values(self, switch: Switch) -> tuple[tuple[str, int], list[str]]:
         """The shape key of ``switch`` and :func:`fabgen.targets.eos.fill.slotted`'s values for it, in its order."""
         qos = switch.qos
-        names = tuple(map(_NAME, switch.ports))
-        order, layout = self._port_layout(switch, names)
+        order, layout, mmu, mmu_note = self._ports_and_mmu(switch)
         ports = [switch.ports[i] for i in order]
-        mmu, mmu_note = self._mmu(switch, names)
         title = config_text(f"{switch.name} ({switch.model}, {switch.tier}) of cluster {self.cluster}")
         values = [title, switch.name, mmu_note]
         if mmu:
@@ -131,7 +145,10 @@ class PlanValues:
         key.append((bgp.keepalive, bgp.hold, bgp.maximum_paths, bgp.multipath_relax, len(bgp.networks), bfd,
                     len(neighbors), True if every else tuple(map(bool, texts))))
         values += [str(bgp.asn), bgp.router_id]
-        asns = list(map(str, map(_REMOTE_ASN, neighbors)))
+        numbers = tuple(map(_REMOTE_ASN, neighbors))
+        asns = self._asns.get(numbers)
+        if asns is None:
+            asns = self._asns[numbers] = list(map(str, numbers))
         if every:  # address, AS and description of each, by three slice assignments
             triples = [""] * (3 * len(neighbors))
             triples[0::3] = map(_ADDRESS, neighbors)
