@@ -28,7 +28,7 @@ from fabgen.plan.model import FabricPlan, Host, Switch
 from fabgen.targets.base import RenderContext, Rendered, Target
 from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet import config as hostnet
-from fabgen.targets.install_check import SAFE_NAME, all_safe, passes_for_every_safe_name
+from fabgen.targets.install_check import SAFE_NAME, all_safe, passes_for_every_safe_name, shape_passed
 from fabgen.targets.install_check import check_install_map as check_install_map
 from fabgen.targets.mlx5 import scripts as mlx5
 from fabgen.targets.nccl.env import nccl_sources
@@ -241,19 +241,35 @@ def _render_switches(context: RenderContext,
     is the verdict :func:`check_install_map` gives each copy. A shape that
     fails, or an unsafe name, sends the batch the per-switch way, checked in
     full (``tests/targets/test_install_many.py`` plants both).
+
+    Once every OS of a batch has a proved shape (:data:`_PROVED_PARTS`, from
+    an earlier batch, still passed), the batch is one pass: the names' safety, then each
+    switch's OS looked up as its list is joined (no set of the batch's OSes
+    first, no shape checked again). An OS not proved yet, or one that installs
+    nothing, takes the path that proves it.
     """
     names = [name for name, _ in pairs]
+    if not all_safe(names):
+        return None
+    proved = {os: parts for os, (shape, parts) in _PROVED_PARTS.items() if shape_passed(shape)}
+    try:  # name.join(parts) is shape.replace("@", name), in a third of the time
+        return [(f"switches/{name}.install.json", name.join(proved[switch.os]), (SWITCH_TARGET_NAME, name))
+                for name, switch in pairs], []
+    except KeyError:
+        pass
     shapes = {os: _switch_shape(os) for os in {switch.os for _, switch in pairs}}
-    if not all_safe(names) or not all(shape is None or (shape and passes_for_every_safe_name(
+    if not all(shape is None or (shape and passes_for_every_safe_name(
             shape, switch_install_path(names[0]), names[0])) for shape in shapes.values()):
         return None
-    # name.join(parts) is shape.replace("@", name), in a third of the time
     parts = {os: shape.split("@") for os, shape in shapes.items() if shape is not None}
-    if len(shapes) == 1:  # one OS, as in most fabrics: no lookup per switch
-        return [] if not parts else [(f"switches/{name}.install.json", name.join(only), (SWITCH_TARGET_NAME, name))
-                                     for only in parts.values() for name in names], []
+    _PROVED_PARTS.update((os, (shape, parts[os])) for os, shape in shapes.items() if shape is not None)
     return [(f"switches/{name}.install.json", name.join(parts[switch.os]), (SWITCH_TARGET_NAME, name))
             for name, switch in pairs if switch.os in parts], []
+
+
+_PROVED_PARTS: dict[str, tuple[str, list[str]]] = {}
+"""Switch OS -> its list's shape and the shape split at ``@``, once :func:`passes_for_every_safe_name` admitted it;
+used while the check still holds the shape as passed (:func:`~fabgen.targets.install_check.shape_passed`)."""
 
 
 HOST_TARGET_NAME, SWITCH_TARGET_NAME = "install-hosts", "install-switches"

@@ -102,6 +102,11 @@ def passes_for_every_safe_name(shape: str, path: str, name: str) -> bool:
     return True
 
 
+def shape_passed(shape: str) -> bool:
+    """Whether ``shape`` is admitted (:func:`passes_for_every_safe_name` said so and the verdicts were not reset)."""
+    return shape in _PASSED
+
+
 def all_safe(names: list[str]) -> bool:
     """Whether every name is a :data:`SAFE_NAME`, from C-speed scans of them all joined (no call per name).
 

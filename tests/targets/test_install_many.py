@@ -46,6 +46,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     """Empty shape caches for the test (restored after), so a planted fault is never judged by an earlier verdict."""
     monkeypatch.setattr(install_check, "_PASSED", set())
     monkeypatch.setattr(install, "_SWITCH_SHAPES", {})
+    monkeypatch.setattr(install, "_PROVED_PARTS", {})
     monkeypatch.setattr(install, "_HOST_SHAPES", {})
 
 
@@ -192,3 +193,32 @@ def test_a_shape_whose_verdict_needs_the_name_is_not_admitted(first: str, fresh:
                                    ["a\x00"], ["a/b"], ["@"], ["a", "b", "c-"], ["0"], ["a" * 300]])
 def test_all_safe_agrees_with_safe_name_one_by_one(names: list[str]) -> None:
     assert install_check.all_safe(names) == all(install_check.SAFE_NAME.fullmatch(n) is not None for n in names)
+
+
+def test_a_batch_after_the_shapes_are_proved_is_the_per_device_render(fresh: None) -> None:
+    """Batches after the first (one pass, each OS's proved shape looked up) give the per-device rows, OSes mixed,
+    one that installs nothing among them; a batch with an OS not proved yet proves it on the way."""
+    context: Any = SimpleNamespace(plan=None)
+    switches: Any = [SimpleNamespace(name=f"sw{i:02d}", os=os)
+                     for i, os in enumerate(["eos", "eos", "sonic", "eos", "cumulus", "other", "sonic", "eos"])]
+    pairs = [(s.name, s) for s in switches]
+    expected = [(path, text, ("install-switches", s.name)) for s in switches
+                for path, text in install._render_switch(context, s).items()]
+    assert all(not install_check._check(path, text) for path, text, _ in expected)
+    first = install._render_switches(context, pairs[:2])  # proves eos only
+    assert first == (expected[:2], []) and set(install._PROVED_PARTS) == {"eos"}
+    install_check._PASSED.discard(install._PROVED_PARTS["eos"][0])  # verdicts reset: eos is proved again
+    assert install._render_switches(context, pairs[:2]) == first and install._PROVED_PARTS["eos"][0] in install_check._PASSED
+    for _ in range(2):  # the first time proves sonic and cumulus; then one pass but for "other" (no list)
+        assert install._render_switches(context, pairs) == (expected, [])
+    assert set(install._PROVED_PARTS) == {"eos", "sonic", "cumulus"}
+    only_proved = [pair for pair in pairs if pair[1].os != "other"]
+    assert install._render_switches(context, only_proved) == (expected, [])
+
+
+def test_an_unsafe_name_after_the_shapes_are_proved_still_goes_the_per_device_way(fresh: None) -> None:
+    context: Any = SimpleNamespace(plan=None)
+    good: Any = SimpleNamespace(name="sw1", os="eos")
+    assert install._render_switches(context, [("sw1", good)]) is not None and install._PROVED_PARTS
+    for bad in ("b\nc", "x@y", "a/b", "-a", ""):
+        assert install._render_switches(context, [("sw1", good), (bad, SimpleNamespace(name=bad, os="eos"))]) is None

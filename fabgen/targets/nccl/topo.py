@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
-from fabgen.plan.topology import CpuIntent, PciIntent, topology_intent
+from fabgen.plan.topology import CpuIntent, GpuIntent, NetIntent, PciIntent, topology_intent
 from fabgen.source import spec_problem
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
@@ -23,31 +23,33 @@ def topology_path(profile: str) -> str:
     return f"hosts/_profiles/{profile}/nccl-topo.xml"
 
 
-PciRow = tuple[str, PciIntent, str]
-"""One line of a CPU's PCI tree: (indent, node, "open" | "leaf" | "close")."""
+PciRow = tuple[str, str, str, str, str, int, tuple[str, str, str, str] | None, GpuIntent | None, NetIntent | None]
+"""One line of a CPU's PCI tree: (indent, "open" | "leaf" | "close", busid, class, link_speed, link_width,
+ids, gpu, net); a "close" row carries the node's values too, unprinted."""
 
 
 def pci_rows(cpu: CpuIntent) -> list[PciRow]:
-    """A CPU's PCI tree as the lines the template prints, in document order.
+    """A CPU's PCI tree as the lines the template prints, in document order, each node's values in the row.
 
     Why: the template printed the tree with a recursive macro, and a Jinja macro
     call (a new frame, context and caller object per node) cost more than the
-    rest of the file; a flat loop prints the same lines. A node with neither
-    children, a GPU nor a NIC is a leaf (``<pci .../>``); any other opens, and
-    its ``</pci>`` follows its subtree.
+    rest of the file; a flat loop prints the same lines. The values ride in the
+    row, unpacked by the loop, because each ``pci.busid`` in a template is a
+    call of the environment's guarded ``getattr``: two hundred of them were a
+    fifth of the render. A node with neither children, a GPU nor a NIC is a
+    leaf (``<pci .../>``); any other opens, and its ``</pci>`` follows its
+    subtree.
     """
     rows: list[PciRow] = []
     stack: list[tuple[PciIntent, str, bool]] = [(pci, "    ", False) for pci in reversed(cpu.children)]
     while stack:
         pci, indent, closing = stack.pop()
-        if closing:
-            rows.append((indent, pci, "close"))
-        elif pci.children or pci.gpu or pci.net:
-            rows.append((indent, pci, "open"))
+        kind = "close" if closing else "open" if pci.children or pci.gpu or pci.net else "leaf"
+        rows.append((indent, kind, pci.busid, pci.pci_class, pci.link_speed, pci.link_width, pci.ids, pci.gpu,
+                     pci.net))
+        if kind == "open":
             stack.append((pci, indent, True))
             stack.extend((child, indent + "  ", False) for child in reversed(pci.children))
-        else:
-            rows.append((indent, pci, "leaf"))
     return rows
 
 

@@ -668,6 +668,120 @@ def _locate(
     return line, col, f"schema: {subject}: {detail}"
 
 
+# -- the line-by-line proof --------------------------------------------------------
+
+_LINE_TAG = re.compile(r' *<([a-z][a-z0-9]*)((?: [a-z_]+="[^"\t\n\r&<>]*")*)(/?)>')
+_LINE_ATTR = re.compile(r' ([a-z_]+)="([^"]*)"')
+_LINE_CLOSE = re.compile(r" *</([a-z][a-z0-9]*)>")
+_SHAPES: dict[tuple[str, bool, str], tuple[bool, bool]] = {}
+"""(element, whether a bus id comes first, the attributes after it as written) -> (all clean, carries class)."""
+_MAX_SHAPES = 4096
+_BUSID_LINES = re.compile(f"(?:{_BUSID.pattern}\n)*")
+"""Bus ids one per line, each of :data:`_BUSID`'s form: what :func:`_value_clean` asks of a ``<pci>`` bus id."""
+_FAKE_DOMAIN_COLON = _FAKE_DOMAIN + ":"
+
+
+def _value_clean(element: str, key: str, value: str) -> bool:
+    """Every single-value rule: the schema's type (and fixed value), NCCL's octal trap, bus id form, link speed."""
+    kind = topo_proof.ELEMENTS[element][1][key]
+    fixed = topo_proof.FIXED.get((element, key))
+    return (len(value) <= MAX_STR_LEN and topo_proof.value_proved(kind, value)
+            and (fixed is None or value == fixed)
+            and not (key in _INT_ATTRS.get(element, _NO_HANDLERS) and _OCTAL_LOOKING.match(value))
+            and not (element == "pci" and key == "busid" and not _BUSID.fullmatch(value))
+            and not (element == "pci" and key == "link_speed" and value not in LINK_SPEEDS))
+
+
+def _shape_clean(element: str, busid_first: bool, rest: str) -> tuple[bool, bool]:
+    """(Whether the attributes are known, distinct, few enough, hold the required and each value is clean;
+    whether ``class`` is among them), for a tag whose attributes are ``rest``, after a bus id if ``busid_first``.
+
+    The bus id's value is judged by the caller: it is the one value that differs between a profile's many
+    ``<pci>`` lines, so the rest of a line is judged once per file (once per process) however many share it.
+    """
+    _, attributes, required = topo_proof.ELEMENTS[element]
+    pairs = _LINE_ATTR.findall(rest)
+    keys = [*(["busid"] if busid_first else []), *(key for key, _ in pairs)]
+    known = (len(keys) <= MAX_ATTRS and len(set(keys)) == len(keys) and all(key in attributes for key in keys)
+             and required <= set(keys))
+    return known and all(_value_clean(element, key, value) for key, value in pairs), "class" in keys
+
+
+def _clean_by_lines(text: str) -> bool:
+    """True only if :func:`check_topology_xml` finds nothing: a proof from one pass over lines, or "cannot tell".
+
+    Why: the scanner builds a tag, attribute and node object per element and
+    the schema proof walks them again, three times printing the file. A file
+    of the shape fabgen writes (one tag or one ``<!-- -->`` comment per line,
+    spaces before it and nothing after, lower-case names, plain ``key="value"``
+    pairs) is judged here with one regular expression per line, the part of a
+    line after its bus id judged once however many lines share it, the bus ids
+    all at once: every rule of the scanner (handlers, nesting, node budget, octal,
+    bus ids and their uniqueness, link speeds, ``class`` on switches and
+    made-up bus ids) and of :func:`topo_proof.schema_valid` (known elements
+    and attributes, typed values, required and fixed ones, empty elements
+    written ``<x/>``, one ``<system>`` root). These accept a subset of what the
+    two passes accept; on anything else (any doubt) it answers False and the
+    full check runs, so a file with a problem always gets the scanner's and
+    lxml's own messages. ``tests/targets/nccl/test_nccl_topo_proof.py`` and
+    ``test_nccl_topo_check.py`` plant faults and show that this never says
+    clean where the full check reports a problem.
+    """
+    elements = topo_proof.ELEMENTS
+    stack: list[tuple[str, bool]] = []  # open elements: (name, carries class)
+    roots = nodes = 0
+    busids: list[str] = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        tag = _LINE_TAG.fullmatch(line)
+        if tag is None:
+            close = _LINE_CLOSE.fullmatch(line)
+            if close is not None:
+                if not stack or stack.pop()[0] != close[1]:
+                    return False
+                continue
+            start = len(line) - len(line.lstrip(" "))
+            if (line.startswith("<!-- ", start) and line.find("-->", start + 4) == len(line) - 3
+                    and topo_proof.comment_proved(line[start + 4:-3])):
+                continue
+            return False
+        name, attrs, single = tag[1], tag[2], tag[3] == "/"
+        parent = stack[-1][0] if stack else _TOP
+        if name not in _HANDLERS[parent] or (parent != _TOP and name not in elements[parent][0]):
+            return False
+        if not elements[name][0] and not single:
+            return False
+        busid = None
+        if attrs.startswith(' busid="'):
+            end = attrs.index('"', 8)
+            busid, attrs = attrs[8:end], attrs[end + 1:]
+        shape = (name, busid is not None, attrs)
+        verdict = _SHAPES.get(shape)
+        if verdict is None:
+            verdict = _shape_clean(*shape)
+            if len(_SHAPES) < _MAX_SHAPES:
+                _SHAPES[shape] = verdict
+        clean, has_class = verdict
+        if not clean:
+            return False
+        if busid is not None:
+            if busid.startswith(_FAKE_DOMAIN_COLON) and not has_class:
+                return False
+            busids.append(busid)
+        if name == "pci" and parent == "pci" and not stack[-1][1]:
+            return False  # a switch (a <pci> with a <pci> inside) without class
+        nodes += 1
+        roots += parent == _TOP
+        if nodes >= MAX_NODES:
+            return False
+        if not single:
+            stack.append((name, has_class))
+    # Every bus id at once: the scanner's form (the schema's BusId is the same pattern) and none used twice.
+    return (roots == 1 and not stack and len(set(busids)) == len(busids)
+            and _BUSID_LINES.fullmatch("".join(busid + "\n" for busid in busids)) is not None)
+
+
 # -- public API -----------------------------------------------------------------------
 
 
@@ -680,6 +794,8 @@ def check_topology_xml(text: str, file: str = "<topology>") -> list[Problem]:
     declared = xml_declaration_problem(text, file)
     if declared is not None:
         return [declared]
+    if _clean_by_lines(text):
+        return []
     scanner = _NcclScanner(text, file)
     scanner.scan()
     problems = list(scanner.problems)

@@ -27,13 +27,14 @@ XS = "{http://www.w3.org/2001/XMLSchema}"
 
 
 def _full_check(text: str) -> list[Problem]:
-    """The check as it was before the proof: lxml and the schema on every file."""
-    proved = topo_check._proved_valid
+    """The check as it was before the proofs: the scanner, then lxml and the schema, on every file."""
+    proved, lines = topo_check._proved_valid, topo_check._clean_by_lines
     try:
         topo_check._proved_valid = lambda scanner: False  # type: ignore[assignment]
+        topo_check._clean_by_lines = lambda text: False  # type: ignore[assignment]
         return topo_check.check_topology_xml(text, "t.xml")
     finally:
-        topo_check._proved_valid = proved
+        topo_check._proved_valid, topo_check._clean_by_lines = proved, lines
 
 
 def _proof_says_valid(text: str) -> bool:
@@ -51,12 +52,21 @@ def _lxml_valid(text: str) -> bool:
 
 
 def _agree(text: str) -> bool:
-    """The same problems with and without the proof; a proved file is one lxml accepts. True if proved."""
-    assert topo_check.check_topology_xml(text, "t.xml") == _full_check(text)
+    """The same problems with and without the proofs; a proved file is one lxml accepts, and one the line proof
+    (:func:`topo_check._clean_by_lines`) calls clean is one the full check finds nothing in. True if proved."""
+    full = _full_check(text)
+    assert topo_check.check_topology_xml(text, "t.xml") == full
     proved = _proof_says_valid(text)
     if proved:
         assert _lxml_valid(text), text
+    if topo_check._clean_by_lines(text):
+        assert full == [] and proved, text
+        LINE_PROVED.append(text)
     return proved
+
+
+LINE_PROVED: list[str] = []
+"""Every text the line proof called clean in this session (a test asserts some edits are)."""
 
 
 def _generated() -> str:
@@ -83,6 +93,8 @@ def test_generated_and_good_files_are_proved(generated: str) -> None:
     assert _agree(generated)
     for text in GOOD:
         assert _agree(text)
+    assert topo_check._clean_by_lines(generated)  # and by the line proof, without the scanner's objects
+    assert topo_check._clean_by_lines(GOOD[1])
 
 
 EDGE_VALUES = [
@@ -113,11 +125,14 @@ def _distinct_spots(text: str) -> list[re.Match[str]]:
 def test_every_edge_value_in_every_attribute_agrees(index: int, generated: str) -> None:
     """Each attribute of a good file, set in turn to each edge value: proof and lxml agree, problems equal."""
     text = [*GOOD, generated][index]
-    proved = 0
+    proved = lines = 0
     for spot in _distinct_spots(text):
         for value in EDGE_VALUES:
+            before = len(LINE_PROVED)
             proved += _agree(text[:spot.start(2)] + value + text[spot.end(2):])
+            lines += len(LINE_PROVED) > before
     assert proved  # some edits stay valid, so the proof's acceptance is tested too, not only its refusals
+    assert lines or index == 0  # the same of the line proof, on the files of fabgen's shape
 
 
 @pytest.mark.parametrize("index", range(len(GOOD) + 1))
@@ -198,3 +213,101 @@ def test_tables_are_the_schema() -> None:
     assert used - {"xs:int", "xs:float", "xs:string"} == set(simple)
     assert [r.get("base") for r in simple["Count"]] == ["xs:int"] and simple["Count"][0][0].get("value") == "0"
     assert [(f.tag, f.get("value")) for f in simple["NetName"][0]] == [(f"{XS}minLength", "1"), (f"{XS}maxLength", "253")]
+
+
+def _lines_of_fabgen_shape(generated: str) -> list[str]:
+    """Good files of the line proof's shape: fabgen's (made-up switch bus ids), the same with real ones, the
+    rail sample, and the sample with every element NCCL reads, its one tag-and-comment line split."""
+    real = re.sub(r"ffff:ff:0(\d)\.0", r"0000:e\1:00.0", generated)
+    return [generated, real, GOOD[1], GOOD[0].replace("> <!-- switch peer -->", ">")]
+
+
+def _structure_faults(text: str) -> list[str]:
+    """Faults the line proof judges by structure, not by one value: nesting, roots, bus ids, class, layout."""
+    lines = text.split("\n")
+    pci = [i for i, line in enumerate(lines) if line.lstrip().startswith("<pci ")]
+    busids = re.findall(r'busid="([^"]*)"', text)
+    faults = [
+        text.replace(busids[1], busids[0], 1),  # a bus id used twice
+        text.replace(busids[-1], busids[0]),
+        re.sub(r' class="0x060400"', "", text, count=1),  # a switch without class
+        text.replace(busids[0], "ffff:ff:0f.0", 1),  # made-up bus id
+        re.sub(r'(busid="ffff:[^"]*") class="[^"]*"', r"\1", text, count=1),  # made-up bus id without class
+        text.replace("</cpu>", "", 1), text.replace("</pci>", "</cpu>", 1), text.replace("</system>", ""),
+        text + '<system version="1">\n</system>\n', text + "</system>\n", "</pci>\n" + text,
+        text.replace("\n", "\r\n"), text.replace("\n", "\n\n"), text.rstrip("\n"), text.replace("  <", "\t<", 1),
+        text.replace(">\n", "> \n", 1), text.replace(">\n", "><!-- x -->\n", 1), text.replace("\n", " ", 1),
+        text.replace("\n  <cpu", "\n  <bogus/>\n  <cpu", 1), text.replace("\n  <cpu", "\n  <nic/>\n  <cpu", 1),
+        text.replace("\n  <cpu", "\n  <pcilink target=\"0000:01:00.0\"/>\n  <cpu", 1),
+        text.replace('<system version="1">', '<system version="1" version="1">'),
+        text.replace('<system version="1">', "<system>"), text.replace('<system version="1">', "<System version=\"1\">"),
+        text.replace("/>", "></pci>", 1), text.replace("/>", ">", 1), "\ufeff" + text, " " + text,
+        "", "\n", lines[0] + "\n", text.replace('<system version="1">', '<cpu numaid="0">', 1),
+    ]
+    if pci:
+        at = pci[-1]
+        for extra in ('<gpu dev="0" sm="90"/>', '<nic>', '<net name="mlx5_0"/>', '<pci busid="0000:01:00.0"/>',
+                      '<nvlink target="0000:01:00.0" count="1" tclass="0x030200"/>', '<c2c count="1" bw="1"/>',
+                      '<pcilink target="0000:01:00.0"></pcilink>', '<pcilink target="0000:01:00.0"/>',
+                      '<nic><net name="x"/></nic>', '<nic>\n<net name="x"></net>\n</nic>', '<nic>\n<net name="x"/>\n</nic>',
+                      '<pci busid="ffff:ff:0e.0" link_speed="32.0 GT/s PCIe"/>',
+                      '<pci busid="ffff:ff:0e.0" class="0x060400" link_speed="32.0 GT/s PCIe"/>',
+                      '<pci busid="0000:01:00.0">\n<pci busid="0000:02:00.0"/>\n</pci>',
+                      '<pci busid="0000:01:00.0" class="0x060400">\n<pci busid="0000:02:00.0"/>\n</pci>'):
+            faults.append("\n".join([*lines[:at], "      " + extra, *lines[at:]]))
+    for empty in re.findall(r"<(nvlink|c2c|net|pcilink)( [^>]*)/>", text)[:4]:
+        faults.append(text.replace(f"<{empty[0]}{empty[1]}/>", f"<{empty[0]}{empty[1]}></{empty[0]}>", 1))
+    for body in [" ok ", " a--b ", " ends- ", "", " \x01 ", " é ", " a=b ", "=x ", " \ufffe ", " -- "]:
+        faults += [f"<!--{body}-->\n" + text, text + f"<!--{body}-->\n", text.replace("\n  <cpu", f"\n<!--{body}-->\n  <cpu", 1)]
+    return faults
+
+
+def test_structure_faults_agree_with_the_line_proof(generated: str) -> None:
+    """Faults planted in the structure of fabgen-shaped files: the line proof says clean only where the full check
+    finds nothing (and it does say clean for some, so its acceptance is tested too)."""
+    clean = 0
+    for text in _lines_of_fabgen_shape(generated):
+        for fault in _structure_faults(text):
+            _agree(fault)
+            clean += topo_check._clean_by_lines(fault)
+    assert clean
+
+
+def test_every_edge_value_agrees_with_the_line_proof(generated: str) -> None:
+    """Each attribute of each fabgen-shaped file set to each edge value: the line proof never says clean where
+    the full check finds a problem."""
+    for text in _lines_of_fabgen_shape(generated):
+        for spot in _distinct_spots(text):
+            for value in EDGE_VALUES:
+                _agree(text[:spot.start(2)] + value + text[spot.end(2):])
+
+
+def test_the_node_budget_by_lines() -> None:
+    """255 nodes pass, 256 do not: the line proof counts nodes as NCCL's parser does."""
+    head = '<system version="1">\n  <cpu numaid="0" arch="x86_64">\n'
+    for count in (254, 255, 256):  # count nodes: system, cpu and count - 2 leaves
+        leaves = "".join(f'    <pci busid="0000:{i // 256:02x}:{i % 256 // 8:02x}.{i % 8}" link_speed="32.0 GT/s PCIe"/>\n'
+                         for i in range(count - 2))
+        text = head + leaves + "  </cpu>\n</system>\n"
+        assert _agree(text) == (count < 256) and topo_check._clean_by_lines(text) == (count < 256)
+
+
+_EDIT_ALPHABET = ' \t\n\r<>/="\'&!-?x0fF.:c'
+
+
+@settings(max_examples=400, deadline=None)
+@given(which=st.integers(0, 3), at=st.integers(0, 10_000), cut=st.integers(0, 4),
+       insert=st.text(alphabet=_EDIT_ALPHABET, max_size=3))
+def test_any_edit_of_a_fabgen_shaped_file_agrees(which: int, at: int, cut: int, insert: str) -> None:
+    text = _lines_of_fabgen_shape(_generated_once())[which]
+    at %= len(text) + 1
+    _agree(text[:at] + insert + text[at + cut:])
+
+
+_GENERATED: list[str] = []
+
+
+def _generated_once() -> str:
+    if not _GENERATED:
+        _GENERATED.append(_generated())
+    return _GENERATED[0]
