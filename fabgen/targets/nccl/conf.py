@@ -415,9 +415,26 @@ def _run_systemd(text: str, *, finish: bool) -> tuple[list[EnvEntry], bool]:
     return entries, state == "PRE_KEY"
 
 
+_SYSTEMD_CONTROLS = frozenset(map(chr, (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)))
+"""The control characters ``env_value_is_valid`` refuses: C0 but tab and newline, and DEL."""
+
+
 def _systemd_value_ok(value: str) -> bool:
-    """``env_value_is_valid``: valid UTF-8, no control characters except tab and newline."""
-    return not re.search(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]", value)
+    """``env_value_is_valid``: valid UTF-8, no control characters except tab and newline.
+
+    A set and the codec rather than a character class: compiling ``[\\x00-\\x08\\x0b-\\x1f\\x7f\\ud800-\\udfff]``
+    cost about 0.7 ms of CPU at its first use, more than the nccl-env-profile target's whole floor. A printable
+    string has no control character; only a lone surrogate fails to encode as UTF-8.
+    """
+    if not value.isprintable() and not _SYSTEMD_CONTROLS.isdisjoint(value):
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse_systemd_env_located(text: str, file: str = "nccl.env", *,
