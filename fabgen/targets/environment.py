@@ -17,17 +17,25 @@ import os
 import posixpath
 import shlex
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateNotFound, select_autoescape
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateNotFound,
+    select_autoescape,
+)
 from jinja2.loaders import split_template_path
 
 from fabgen._resources import resource_dir
 from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
-from fabgen.targets.template_cache import template_cache
+from fabgen.targets.template_cache import TemplateCache, template_cache
 from fabgen.template_limits import BoundedFileSystemLoader, LimitedSandbox, unchanged_since
 
 if TYPE_CHECKING:
@@ -108,6 +116,27 @@ class ShippedLoader(FileSystemLoader):
                 contents = contents.replace("\r\n", "\n").replace("\r", "\n")
             return contents, os.path.normpath(filename), unchanged_since(filename, info.st_mtime)
         raise TemplateNotFound(template)
+
+    def load(self, environment: Environment, name: str, globals: MutableMapping[str, Any] | None = None) -> Template:
+        """Jinja's ``BaseLoader.load`` steps, with the shipped templates' bundle in front (:mod:`template_cache`).
+
+        A template the bundle holds fresh comes from it; any other is read, found in its entry or compiled as
+        Jinja would, and then put in the bundle, so the next process gets it from there.
+        """
+        cache = environment.bytecode_cache
+        if not isinstance(cache, TemplateCache):
+            return super().load(environment, name, globals)
+        template = cache.preloaded(environment, self, name, globals)
+        if template is not None:
+            return template
+        source, filename, uptodate = self.get_source(environment, name)
+        bucket = cache.get_bucket(environment, name, filename, source)
+        if bucket.code is None:
+            bucket.code = environment.compile(source, name, filename)
+            cache.set_bucket(bucket)
+        cache.remember(environment, self, name, bucket)
+        return environment.template_class.from_code(environment, bucket.code, {} if globals is None else globals,
+                                                    uptodate)
 
 
 @lru_cache(maxsize=8)
