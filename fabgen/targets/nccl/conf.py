@@ -310,6 +310,9 @@ _WHITESPACE = " \t\n\r"
 _NEWLINE = "\n\r"
 _COMMENTS = "#;"
 _SHELL_NEED_ESCAPE = '"\\`$'
+_KEY_BREAKS = frozenset(_WHITESPACE)
+_VALUE_BREAKS = frozenset(_WHITESPACE + "'\"\\")
+"""Characters after which the state machine reads a line other than as ``NAME=value`` taken literally."""
 
 
 def iter_systemd_env(text: str) -> list[EnvEntry]:
@@ -521,6 +524,12 @@ def _systemd_line(line: str) -> tuple[tuple[str, str, str | None], ...] | None:
     """The (name, value, refusal) entries of one whole line, or None if the machine does not end it between entries."""
     if line.lstrip(" \t")[:1] in ("#", ";") and "\r" not in line:
         return ()  # a comment to its end: what the machine would find, without walking it character by character
+    name, equals, value = line.partition("=")
+    if equals and name and name[0] not in _COMMENTS and _KEY_BREAKS.isdisjoint(name) \
+            and _VALUE_BREAKS.isdisjoint(value):
+        # NAME=value with nothing the machine trims, quotes, escapes or breaks at (every line fabgen writes): the
+        # machine would read the key to the first '=' and the value to the end, as they are
+        return ((name, value, _systemd_refusal(name, value)),)
     entries, between = _run_systemd(line + "\n", finish=False)
     if not between:
         return None
