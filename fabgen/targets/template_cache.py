@@ -154,12 +154,15 @@ class _EnvironmentState:
     so nothing here lets a measurement skip work a new process would pay.
     """
 
-    __slots__ = ("bundles", "prefix", "stores")
+    __slots__ = ("bundles", "prefix", "ready", "stores")
 
     def __init__(self, fingerprint: str) -> None:
         self.prefix = hashlib.sha256(f"{fingerprint}\0".encode())
         self.stores: dict[tuple[object, ...], tuple[str, bytes] | None] = {}
         self.bundles: dict[tuple[object, ...], _Bundle] = {}
+        self.ready: dict[FileSystemLoader, dict[str, Template]] = {}
+        """By loader (held, so never confused with a later one): the templates its first bundle admitted
+        and no ``get_template`` took yet. Each was checked against its source, wherever the cache is now."""
 
 
 _Member = tuple[str, str, bytes]
@@ -302,11 +305,14 @@ class TemplateCache(BytecodeCache):
         Only for the globals Jinja passes a plain ``get_template`` (``environment.make_globals(None)``): the
         bundle's templates were made with those.
         """
-        bundle = self._bundle(environment, loader)
-        if not bundle.ready or not (isinstance(globals, ChainMap) and len(globals.maps) == 2 and not globals.maps[0]
-                                    and globals.maps[1] is environment.globals):
+        state = self._state(environment)
+        ready = state.ready.get(loader)
+        if ready is None:
+            ready = state.ready[loader] = self._bundle(environment, loader).ready
+        if not ready or not (isinstance(globals, ChainMap) and len(globals.maps) == 2 and not globals.maps[0]
+                             and globals.maps[1] is environment.globals):
             return None
-        return bundle.ready.pop(name, None)
+        return ready.pop(name, None)
 
     def remember(self, environment: Environment, loader: FileSystemLoader, name: str, bucket: Bucket) -> None:
         """``name`` was loaded outside the bundle (its entry, or compiled): put it in and store the bundle again."""
