@@ -31,6 +31,27 @@ the fresh code replaces the entry. An entry that cannot be trusted gets one
 entries; so does a directory the cache will not use, once per process. Jinja's
 own :class:`~jinja2.bccache.Bucket` reader is not used: it unpickles the
 checksum before anything is checked.
+
+One bundle for the shipped templates. A hit on an entry still cost 100 to
+250 us (open, read, HMAC, marshal, Jinja's loader steps), and the small
+targets (host-boot, the NIC scripts) render in less than that. So
+:class:`~fabgen.targets.environment.ShippedLoader` also keeps one bundle per
+environment and shipped directory (``bundle-`` then its key, beside the
+entries): every shipped template's entry key, source SHA-256 and code, under
+one HMAC, with the bundle's own key in its header. The first shipped template
+an environment loads (eos's, in a full run) reads it, checks the MAC (marshal
+only after), then reads every member's source through the loader and keeps
+only members whose key (name, file path, autoescape, environment) and source
+digest match what it just read; those become templates at once, and each later
+``get_template`` of them is a dictionary lookup. So a member is exactly as
+fresh as an entry read at that moment would be (Jinja itself, with
+``auto_reload`` off, keeps a loaded template for the environment's life). A
+template that is not a fresh member loads through its entry or compiles, and
+the bundle is rewritten with it. A bad bundle (MAC, truncation, another
+bundle's file, a malformed member list) gets one ``fabgen: cache:`` line and is
+ignored, then replaced; a user's overlay never reaches the bundle, since
+:class:`~jinja2.ChoiceLoader` asks the overlay's loader first and an overlay
+environment's fingerprint (its class) keys a bundle of its own.
 """
 
 from __future__ import annotations
@@ -45,14 +66,18 @@ import sys
 import time
 import types
 import weakref
+from collections import ChainMap
+from collections.abc import MutableMapping
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2 import TemplateNotFound
 from jinja2.bccache import Bucket, BytecodeCache
 from jinja2.bccache import bc_version as jinja_bytecode_version
-from jinja2.environment import Environment
+from jinja2.environment import Environment, Template
+from jinja2.loaders import FileSystemLoader
 from jinja2.utils import _PassArg
 
 from fabgen import user_cache
@@ -69,6 +94,11 @@ MAX_ENTRIES = 1024
 MAX_TOTAL_BYTES = 64 << 20
 """Entries and bytes kept (one checkout's templates are about 30 entries, 1 MB), least recently used out."""
 _MAC_BYTES = 32
+BUNDLE_MAGIC = b"fabgen-template-bundle\n"
+BUNDLE_HEADER_BYTES = len(BUNDLE_MAGIC) + 32
+"""A bundle: :data:`BUNDLE_MAGIC`, the bundle's key (raw), the marshal data of its members, the HMAC-SHA256."""
+MAX_BUNDLE_TEMPLATES = 256
+"""fabgen ships 28 templates; a bundle listing more is not used."""
 TOUCH_AFTER_SECONDS = 3600
 """A hit refreshes the entry's mtime (pruning drops the least recently used) only when it is older than
 this: an hour is fine grain for an LRU of 1,024 entries, and most hits then write no inode."""
@@ -124,11 +154,31 @@ class _EnvironmentState:
     so nothing here lets a measurement skip work a new process would pay.
     """
 
-    __slots__ = ("prefix", "stores")
+    __slots__ = ("bundles", "prefix", "ready", "stores")
 
     def __init__(self, fingerprint: str) -> None:
         self.prefix = hashlib.sha256(f"{fingerprint}\0".encode())
         self.stores: dict[tuple[object, ...], tuple[str, bytes] | None] = {}
+        self.bundles: dict[tuple[object, ...], _Bundle] = {}
+        self.ready: dict[FileSystemLoader, dict[str, Template]] = {}
+        """By loader (held, so never confused with a later one): the templates its first bundle admitted
+        and no ``get_template`` took yet. Each was checked against its source, wherever the cache is now."""
+
+
+_Member = tuple[str, str, bytes]
+"""A bundle member: the template's entry key, its source's SHA-256 (both hex) and the marshal data of its code."""
+
+
+class _Bundle:
+    """One environment's bundle for one shipped directory: its members as verified, the templates not yet handed out."""
+
+    __slots__ = ("key", "members", "ready", "store")
+
+    def __init__(self, key: str, store: tuple[str, bytes] | None) -> None:
+        self.key = key
+        self.store = store
+        self.members: dict[str, _Member] = {}
+        self.ready: dict[str, Template] = {}
 
 
 class TemplateCache(BytecodeCache):
@@ -176,13 +226,17 @@ class TemplateCache(BytecodeCache):
     def get_source_checksum(self, source: str) -> str:
         return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
-        """A bucket named for this template in this environment; filled from disk only if every check passes."""
-        state = self._state(environment)
+    @staticmethod
+    def _key(state: _EnvironmentState, environment: Environment, name: str, filename: str | None) -> str:
         escape = environment.autoescape(name) if callable(environment.autoescape) else environment.autoescape
         key = state.prefix.copy()
         key.update(f"{name}\0{filename}\0{bool(escape)}".encode("utf-8", "surrogateescape"))
-        bucket = Bucket(environment, key.hexdigest(), self.get_source_checksum(source))
+        return key.hexdigest()
+
+    def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
+        """A bucket named for this template in this environment; filled from disk only if every check passes."""
+        state = self._state(environment)
+        bucket = Bucket(environment, self._key(state, environment, name, filename), self.get_source_checksum(source))
         store = self._store(state)
         if store is not None:
             self._load(bucket, *store)
@@ -244,6 +298,89 @@ class TemplateCache(BytecodeCache):
             return
         user_cache.prune(path.parent, keep=path.name, max_entries=MAX_ENTRIES, max_bytes=MAX_TOTAL_BYTES)
 
+    def preloaded(self, environment: Environment, loader: FileSystemLoader, name: str,
+                  globals: MutableMapping[str, Any] | None) -> Template | None:
+        """``name`` from the bundle (see the module docstring), once, if it was a fresh member; else None.
+
+        Only for the globals Jinja passes a plain ``get_template`` (``environment.make_globals(None)``): the
+        bundle's templates were made with those.
+        """
+        state = self._state(environment)
+        ready = state.ready.get(loader)
+        if ready is None:
+            ready = state.ready[loader] = self._bundle(environment, loader).ready
+        if not ready or not (isinstance(globals, ChainMap) and len(globals.maps) == 2 and not globals.maps[0]
+                             and globals.maps[1] is environment.globals):
+            return None
+        return ready.pop(name, None)
+
+    def remember(self, environment: Environment, loader: FileSystemLoader, name: str, bucket: Bucket) -> None:
+        """``name`` was loaded outside the bundle (its entry, or compiled): put it in and store the bundle again."""
+        bundle = self._bundle(environment, loader)
+        if bundle.store is None or bucket.code is None:
+            return
+        known = bundle.members.get(name)
+        if known is not None and known[:2] == (bucket.key, bucket.checksum):
+            return  # already a member (Jinja's in-memory cache dropped the template): nothing to store
+        bundle.members[name] = (bucket.key, bucket.checksum, marshal.dumps(bucket.code))
+        entries, secret = bundle.store
+        body = (BUNDLE_MAGIC + bytes.fromhex(bundle.key)
+                + marshal.dumps(tuple((member, *bundle.members[member]) for member in sorted(bundle.members))))
+        path = Path(entries) / f"bundle-{bundle.key}"
+        problem = user_cache.atomic_write(path, body, hmac.digest(secret, body, "sha256"))
+        if problem:
+            self.note(f"template bundle not stored: {problem}")
+
+    def _bundle(self, environment: Environment, loader: FileSystemLoader) -> _Bundle:
+        """This environment's bundle for ``loader``'s directory, read and verified at its first use."""
+        state = self._state(environment)
+        where = (user_cache.location_key(), tuple(loader.searchpath))
+        bundle = state.bundles.get(where)
+        if bundle is not None:
+            return bundle
+        key = state.prefix.copy()
+        key.update("bundle\0{}".format("\0".join(loader.searchpath)).encode("utf-8", "surrogateescape"))
+        store = self._store(state)
+        bundle = state.bundles[where] = _Bundle(key.hexdigest(), store)
+        if store is not None:
+            for name, member in self._bundle_members(bundle, *store):
+                self._admit(state, environment, loader, bundle, name, member)
+        return bundle
+
+    def _admit(self, state: _EnvironmentState, environment: Environment, loader: FileSystemLoader, bundle: _Bundle,
+               name: str, member: _Member) -> None:
+        """Make ``name``'s template from its member if the member is for the source the loader reads now."""
+        try:
+            source, filename, uptodate = loader.get_source(environment, name)
+        except TemplateNotFound:
+            return
+        if member[0] != self._key(state, environment, name, filename) or member[1] != self.get_source_checksum(source):
+            return  # moved, or edited since: loads as any other template does, and is stored again
+        try:
+            code = marshal.loads(member[2])
+        except (ValueError, TypeError, EOFError) as exc:
+            self.note(f"ignoring template bundle {bundle.key[:16]}: {name}: {exc}")
+            return
+        if isinstance(code, types.CodeType):
+            bundle.members[name] = member
+            bundle.ready[name] = environment.template_class.from_code(
+                environment, code, environment.make_globals(None), uptodate)
+
+    def _bundle_members(self, bundle: _Bundle, entries: str, secret: bytes) -> list[tuple[str, _Member]]:
+        """The bundle's ``(name, member)`` list if its MAC, name and layout check; none (and a note) if not."""
+        path = f"{entries}/bundle-{bundle.key}"
+        read = _read_entry(path)
+        if read is None:
+            return []
+        members = read if isinstance(read, str) else _bundle_rows(read[0], bundle.key, secret)
+        if isinstance(members, str):
+            self.note(f"ignoring template bundle {bundle.key[:16]}: {members}")
+            return []
+        if not isinstance(read, str) and read[1] < time.time() - TOUCH_AFTER_SECONDS:
+            with suppress(OSError):
+                os.utime(path)  # pruning drops the least recently used
+        return members
+
     def clear(self) -> None:
         """Remove every entry (``BytecodeCache``'s interface; fabgen itself never calls it)."""
         store = self._store()
@@ -251,6 +388,31 @@ class TemplateCache(BytecodeCache):
             for child in Path(store[0]).iterdir():
                 with suppress(OSError):
                     child.unlink()
+
+
+def _bundle_rows(data: bytes, key: str, secret: bytes) -> list[tuple[str, _Member]] | str:
+    """A bundle's members, or why it is not used: ``marshal`` runs only once the MAC and the bundle's key check."""
+    view = memoryview(data)
+    if len(data) < BUNDLE_HEADER_BYTES + _MAC_BYTES or not data.startswith(BUNDLE_MAGIC):
+        return "truncated or not a fabgen template bundle"
+    if not hmac.compare_digest(view[-_MAC_BYTES:], hmac.digest(secret, view[:-_MAC_BYTES], "sha256")):
+        return "authentication failed (tampered, truncated, or written under another secret)"
+    if view[len(BUNDLE_MAGIC):BUNDLE_HEADER_BYTES] != bytes.fromhex(key):
+        return "it is another environment's bundle"
+    try:
+        members = marshal.loads(view[BUNDLE_HEADER_BYTES:-_MAC_BYTES])
+    except (ValueError, TypeError, EOFError) as exc:
+        return str(exc)
+    if not _well_formed(members):
+        return "not a list of templates"
+    return [(row[0], (row[1], row[2], row[3])) for row in members]
+
+
+def _well_formed(members: object) -> bool:
+    """A tuple of at most :data:`MAX_BUNDLE_TEMPLATES` ``(name, key, digest, code)`` rows of the right types."""
+    return (isinstance(members, tuple) and len(members) <= MAX_BUNDLE_TEMPLATES
+            and all(isinstance(row, tuple) and len(row) == 4 and isinstance(row[0], str) and isinstance(row[1], str)
+                    and isinstance(row[2], str) and isinstance(row[3], bytes) for row in members))
 
 
 _ENTRY_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)

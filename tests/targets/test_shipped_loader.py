@@ -47,3 +47,26 @@ def test_an_edit_is_not_uptodate_and_a_missing_or_odd_name_is_not_found(tmp_path
     for name in ("missing.j2", "dir.j2", "fifo.j2", "../t.j2"):
         with pytest.raises(TemplateNotFound):
             ShippedLoader(str(tmp_path)).get_source(Environment(), name)
+
+
+def test_a_guarded_templates_context_is_jinjas() -> None:
+    """GuardedTemplate.new_context merges the globals by dict updates: same names, order and values as Jinja's."""
+    from jinja2 import Template
+
+    from fabgen.targets.environment import GuardedEnvironment, GuardedTemplate
+
+    env = GuardedEnvironment()
+    env.globals["shadowed"] = "env"
+    assert env.template_class is GuardedTemplate
+    for extra in (None, {}, {"shadowed": "template", "t": 1}):
+        template = env.from_string("{{ shadowed }}", globals=extra)
+        assert isinstance(template, GuardedTemplate)
+        for variables in (None, {}, {"v": 1, "shadowed": "var", "range": 2}):
+            ours = template.new_context(None if variables is None else dict(variables))
+            jinja = Template.new_context(template, None if variables is None else dict(variables))
+            assert list(ours.parent.items()) == list(jinja.parent.items()), (extra, variables)
+            assert ours.globals_keys == jinja.globals_keys and ours.parent is not env.globals
+        assert template.render(shadowed="var") == "var"
+    with pytest.raises(TypeError):
+        env.from_string("x").new_context({1: "not a name"})  # type: ignore[dict-item]
+    assert env.from_string("{{ x }}").new_context({"x": 1}, shared=True).parent == {"x": 1}

@@ -66,7 +66,19 @@ def _generate(cache: Path | str, out: Path, *extra: str, spec: Path | None = Non
 
 
 def _entries(cache: Path) -> list[Path]:
-    return sorted(p for p in (cache / f"templates-v{template_cache.SCHEMA}").iterdir() if not p.name.startswith("."))
+    """The per-template entries (not the shipped templates' bundle, see :func:`_bundles`)."""
+    return sorted(p for p in (cache / f"templates-v{template_cache.SCHEMA}").iterdir()
+                  if not p.name.startswith((".", "bundle-")))
+
+
+def _bundles(cache: Path) -> list[Path]:
+    return sorted((cache / f"templates-v{template_cache.SCHEMA}").glob("bundle-*"))
+
+
+def _drop_bundles(cache: Path) -> None:
+    """The tests of one entry set the bundle aside: with it, a shipped template never reads its entry."""
+    for bundle in _bundles(cache):
+        bundle.unlink()
 
 
 @pytest.fixture
@@ -135,14 +147,17 @@ def _sysctl_entry(tmp_path: Path, cache: Path) -> tuple[Path, dict[str, bytes]]:
     """Fill the cache with only the sysctl template; its entry and the right output."""
     _generate(cache, tmp_path / "ref", *SYSCTL_ONLY)
     (entry,) = _entries(cache)
+    _drop_bundles(cache)
     return entry, _tree(tmp_path / "ref")
 
 
 def _refused(tmp_path: Path, cache: Path, reference: dict[str, bytes], why: str, out: str = "t") -> None:
+    _drop_bundles(cache)
     run = _generate(cache, tmp_path / out, *SYSCTL_ONLY)
     assert run.compiled == 1, "the entry was used"
     assert why in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert _tree(tmp_path / out) == reference
+    _drop_bundles(cache)
     healed = _generate(cache, tmp_path / f"{out}-after", *SYSCTL_ONLY)  # the fresh code replaced the bad entry
     assert healed.compiled == 0 and healed.stderr == ""
 
@@ -180,6 +195,7 @@ def test_swapped_entries_are_refused(tmp_path: Path, cache: Path) -> None:
     """Each file is genuine (its MAC checks) but names another template: both are refused."""
     _generate(cache, tmp_path / "ref", "--only", "host-boot")
     reference = _tree(tmp_path / "ref")
+    _drop_bundles(cache)
     first, second = _entries(cache)[:2]
     a, b = first.read_bytes(), second.read_bytes()
     first.write_bytes(b)

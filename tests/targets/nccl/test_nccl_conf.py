@@ -304,3 +304,17 @@ def test_nccl_conf_read_by_systemd_differs_for_hostile_values() -> None:
     # Why two formats: the nccl.conf text is not a valid EnvironmentFile for these values.
     conf = format_nccl_conf({"NCCL_X": "#x", "NCCL_Y": "a\\b", "NCCL_Z": "'q'"}, [])
     assert parse_systemd_env(conf) != parse_nccl_conf(conf)
+
+
+def test_systemd_value_check_agrees_with_the_character_class_on_every_code_point() -> None:
+    # _systemd_value_ok replaced this regex (slow to compile); it must refuse exactly what the class matched
+    import re
+
+    from fabgen.targets.nccl.conf import _systemd_value_ok
+
+    refused = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+    for point in range(0x110000):
+        char = chr(point)
+        for value in (char, f"\u00e9{char}x") if point < 0xE000 else (char,):
+            assert _systemd_value_ok(value) is (refused.search(value) is None), (hex(point), value)
+    assert _systemd_value_ok("") and _systemd_value_ok("a\tb\nc") and not _systemd_value_ok("\u00e9\x1b")

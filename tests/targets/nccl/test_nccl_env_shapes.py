@@ -120,3 +120,13 @@ def test_nccl_conf_verdict_does_not_depend_on_the_caches(lines: list[str]) -> No
     expected = conf._conf_problems(text, "f")
     assert nccl_conf_problems(text, "f") == expected
     assert nccl_conf_problems(text, "f") == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet="AB_==x;# \t'\"\\\r\0\x01\u00e9", max_size=10))
+def test_a_plain_assignment_line_reads_as_the_machine_reads_it(line: str) -> None:
+    """_systemd_line's NAME=value shortcut (no walk of the characters) gives the machine's own entries."""
+    entries, between = conf._run_systemd(line + "\n", finish=False)
+    machine = tuple((e.name, e.value, conf._systemd_refusal(e.name, e.value)) for e in entries) if between else None
+    conf._systemd_line.cache_clear()
+    assert conf._systemd_line(line) == machine
