@@ -125,3 +125,8 @@ def test_a_fresh_generate_process_never_imports_package_metadata(tmp_path: Path)
     """``importlib.metadata`` (and the ``email`` package it pulls in) is only pydantic's plugin scan: never paid."""
     report = "sorted(m for m in ('importlib.metadata', 'email', 'zipfile') if m in sys.modules)"
     assert _fresh_generate(tmp_path, report) == "0 []\n"
+
+
+def test_a_fresh_generate_process_of_proved_topologies_never_imports_lxml(tmp_path: Path) -> None:
+    """lxml is the nccl-topo check's fallback: a file the scanner's proof clears (every file fabgen writes) needs none."""
+    assert _fresh_generate(tmp_path, "'lxml.etree' in sys.modules") == "0 False\n"
