@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
@@ -147,6 +148,13 @@ def _no_pydantic_plugins() -> Iterator[None]:
     report to. The variable is set only while the models are built (in
     ``fabgen.spec``, the only place fabgen makes pydantic validators), so no
     child process or later caller inherits it; an operator's own setting wins.
+
+    With the variable at ``__all__`` pydantic's loader answers "no plugins"
+    without reading any metadata, yet importing it imports ``importlib.metadata``
+    (with ``email``, ``zipfile``, ``csv``: 20 to 30 ms, nothing else in a
+    ``generate`` uses them). So for the same span the loader is
+    :data:`_NO_PLUGINS`, which gives that same answer; it is taken out again
+    after, so a model built later loads the real one.
     """
     import os
 
@@ -155,10 +163,24 @@ def _no_pydantic_plugins() -> Iterator[None]:
         yield
         return
     os.environ[key] = "__all__"
+    stand_in = _NO_PLUGINS if sys.modules.setdefault(_PLUGIN_LOADER, _NO_PLUGINS) is _NO_PLUGINS else None
     try:
         yield
     finally:
         os.environ.pop(key, None)
+        if stand_in is not None and sys.modules.get(_PLUGIN_LOADER) is stand_in:
+            del sys.modules[_PLUGIN_LOADER]
+
+
+def _get_no_plugins() -> tuple[()]:
+    """``get_plugins()`` of pydantic's loader when ``PYDANTIC_DISABLE_PLUGINS`` is ``__all__``: none."""
+    return ()
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+_NO_PLUGINS = ModuleType(_PLUGIN_LOADER, "Stands in for pydantic's plugin loader while plugins are off (see cli.py).")
+_NO_PLUGINS.get_plugins = _get_no_plugins  # type: ignore[attr-defined]
+"""What pydantic imports from its loader (``get_plugins``, the only name; a test reads pydantic's source for others)."""
 
 
 def _generate_result(args: argparse.Namespace, result: WriteResult | Drift) -> int:

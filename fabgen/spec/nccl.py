@@ -1,13 +1,44 @@
 """NCCL policy: target version, where files are installed, hand-set variables."""
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from fabgen.spec.common import SpecModel
 
 NcclName = Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]{1,60}$")]
-NcclValue = bool | int | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f\u2028\u2029]{0,1023}$")]
+
+VALUE_PATTERN = r"^[^\x00-\x1f\x7f\u2028\u2029]{0,1023}$"
+"""A variable's value as text: one line NCCL reads whole (its getenv buffer: 1023 characters and the NUL)."""
+_BREAKS_THE_LINE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def _one_line(value: str) -> str:
+    """:data:`VALUE_PATTERN`, checked in Python, with the errors pydantic's own pattern check gives.
+
+    Why not ``StringConstraints(pattern=...)``: pydantic-core's regex engine
+    unrolls ``{0,1023}`` into 1023 copies of a Unicode class, 9 to 14 ms to
+    compile at every ``fabgen`` start for the few values a spec sets. Same
+    answers (tests/spec/test_nccl_value.py plants every kind of bad value in
+    both): a lone surrogate is not a string to pydantic-core (checked first, as
+    it converts before matching); ``{0,1023}`` counts code points, as ``len`` does.
+    """
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise PydanticCustomError(
+                "string_unicode", "Input should be a valid string, unable to parse raw data as a unicode string") from None
+    if len(value) > 1023 or _BREAKS_THE_LINE.search(value):
+        raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'",
+                                  {"pattern": VALUE_PATTERN})
+    return value
+
+
+NcclValue = bool | int | Annotated[str, AfterValidator(_one_line), WithJsonSchema({"pattern": VALUE_PATTERN,
+                                                                                    "type": "string"})]
 NcclEnv = dict[NcclName, NcclValue]
 
 AbsolutePath = Annotated[str, StringConstraints(pattern=r"^(/[A-Za-z0-9_][A-Za-z0-9._-]{0,62})+$")]

@@ -28,13 +28,15 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-
-from lxml import etree
+from typing import TYPE_CHECKING
 
 from fabgen._resources import resource_path
 from fabgen.bounded import MAX_XML_BYTES, read_bytes, xml_declaration_problem
 from fabgen.errors import FabgenError, Problem
 from fabgen.targets.nccl import topo_proof
+
+if TYPE_CHECKING:  # imported where used: only a file the proof cannot clear needs lxml (10 ms at every start)
+    from lxml import etree
 
 __all__ = ["check_topology_file", "check_topology_xml"]
 
@@ -585,12 +587,16 @@ _per_thread = threading.local()
 
 @cache
 def _schema_document() -> etree._ElementTree:
+    from lxml import etree
+
     return etree.parse(str(resource_path("schemas", "nccl-topo.xsd")))
 
 
 def _schema() -> etree.XMLSchema:
     """The compiled schema, once per thread: the check runs on every generated
     file, and a validator keeps its error log, so threads must not share one."""
+    from lxml import etree
+
     schema: etree.XMLSchema | None = getattr(_per_thread, "schema", None)
     if schema is None:
         schema = _per_thread.schema = etree.XMLSchema(_schema_document())
@@ -611,6 +617,8 @@ def _schema_problems(text: str, file: str, scanner: _NcclScanner) -> list[Proble
     """
     if _proved_valid(scanner):
         return []
+    from lxml import etree
+
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
         root = etree.fromstring(text.encode("utf-8", "surrogatepass"), parser)
