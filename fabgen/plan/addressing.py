@@ -228,9 +228,18 @@ class StableAddresses:
         blank_link, link_class = _BLANK_LINK, Link
         # One pass: a link whose owner port has its own /31 is built at once; the others (outside the port
         # scheme, or a second cable on a port) are built in ``spill`` below, once every port's /31 is known.
-        for position, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
-            device, port = (b, bp) if role == "host-leaf" else (a, ap)
-            owner = owner_of(device)
+        # The layout emits each owner's links one after the other: its look-up is redone only when it changes.
+        device: str | None = None
+        owner: tuple[int, int, dict[str, int], SwitchInfo] | None = None
+        for a, ap, b, bp, role, rail, speed, explicit in raw:
+            if role == "host-leaf":
+                if b is not device:
+                    device, owner = b, owner_of(b)
+                port = bp
+            else:
+                if a is not device:
+                    device, owner = a, owner_of(a)
+                port = ap
             first = -1
             if owner is not None:
                 base, radix, known, info = owner
@@ -245,7 +254,7 @@ class StableAddresses:
                     else:
                         taken.add(first)
             if first < 0:
-                spill.append(position)
+                spill.append(len(out))
                 first = 0  # a placeholder /31: the link is built again below
             length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
             try:

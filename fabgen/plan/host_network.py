@@ -108,8 +108,10 @@ def attach_networks(spec: ClusterSpec, doc: SourceDoc | None, hosts: Iterable[Ho
     configs = {name: profile.backend_network.config for name, profile in spec.host_profiles.items()}
     twin, host_class = _HOST_TWIN, Host
     out = []
+    roce_mtus = {mtu: roce_active_mtu(mtu) for mtu in mtus.values()}  # one per MTU, not one per host
     for h in hosts:
-        network = _host_network(configs[h.profile], h, mtus[h.profile], pools, host_links)
+        mtu = mtus[h.profile]
+        network = _host_network(configs[h.profile], h, mtu, roce_mtus[mtu], pools, host_links)
         # replace(h, network=network), built in place (fabgen.plan._fast): every field but the network is h's
         item = twin(h.name, h.profile, h.group, h.pod, h.mgmt, h.nics, h.nccl_env, h.nic_intent, h.description, network)
         item.__class__ = host_class
@@ -117,15 +119,15 @@ def attach_networks(spec: ClusterSpec, doc: SourceDoc | None, hosts: Iterable[Ho
     return tuple(out)
 
 
-def _host_network(config: Literal["netplan", "networkmanager"], host: Host, mtu: int, pools: tuple[str, str],
-                  host_links: Mapping[tuple[str, str], Link]) -> HostNetwork:
+def _host_network(config: Literal["netplan", "networkmanager"], host: Host, mtu: int, roce_mtu: int,
+                  pools: tuple[str, str], host_links: Mapping[tuple[str, str], Link]) -> HostNetwork:
     interfaces = []
     for nic in host.nics:
         link = host_links.get((host.name, nic.netdev))
         if nic.rail is None or not nic.in_service or link is None:
             continue
         interfaces.append(_interface(nic, nic.rail, link, mtu, pools))
-    network = _NETWORK_TWIN(config, mtu, roce_active_mtu(mtu), tuple(interfaces))  # HostNetwork(...), in place
+    network = _NETWORK_TWIN(config, mtu, roce_mtu, tuple(interfaces))  # HostNetwork(...), in place
     network.__class__ = HostNetwork
     return network  # type: ignore[no-any-return]
 
