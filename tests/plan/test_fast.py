@@ -82,12 +82,17 @@ def test_planned_objects_are_the_plan_classes() -> None:
 
 @pytest.mark.parametrize("name", ["lab", "sonic-pod", "cumulus-pod", "llama3-24k"])
 def test_every_slot_of_a_planned_port_link_and_neighbor_is_set(name: str) -> None:
-    """Ports, links and BGP neighbours are built slot by slot (fabgen.plan._fast.blank): a field the planner
-    forgets stays unset."""
+    """Ports, links, BGP neighbours and hosts' NICs, backend interfaces, routes and rules are built slot by slot
+    (fabgen.plan._fast.blank): a field the planner forgets stays unset."""
     plan = plan_fabric(load_spec(example(name)))
     neighbors = [n for s in plan.switches if s.bgp for n in s.bgp.neighbors]
     ports = [p for s in plan.switches for p in s.ports]
-    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors)):
+    interfaces = [i for h in plan.hosts if h.network for i in h.network.interfaces]
+    routes = [r for i in interfaces for r in i.routes]
+    rules = [i.rule for i in interfaces]
+    nics = [n for h in plan.hosts for n in h.nics]
+    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors), (HostNic, nics),
+                       (BackendInterface, interfaces), (HostRoute, routes), (HostRule, rules)):
         assert items and all(type(item) is cls for item in items)
         assert not {field for item in items for field in cls.__slots__ if not hasattr(item, field)}, cls
         assert items[0] == cls(**{field: getattr(items[0], field) for field in cls.__slots__})
