@@ -41,7 +41,7 @@ from fabgen.source import DataPath, SourceDoc, spec_problem
 
 if TYPE_CHECKING:
     from fabgen.plan.layout import Layout
-    from fabgen.plan.slots import PlannedLink, SwitchSlot
+    from fabgen.plan.slots import RawLink, SwitchSlot
     from fabgen.spec import ClusterSpec
 
 _PACK = struct.Struct("!I").pack
@@ -202,7 +202,7 @@ class StableAddresses:
             return f"{pinned}{self.mgmt_length}"
         return f"{_ntoa(self.mgmt['hosts'][0] + index)}{self.mgmt_length}"
 
-    def links(self, raw: Sequence[PlannedLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
+    def links(self, raw: Sequence[RawLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
         """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
         spine of a spine-super-spine link."""
         blocks = {"leaf": self.p2p["leaves"][0]}
