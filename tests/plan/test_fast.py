@@ -43,6 +43,33 @@ def test_twin_builds_what_the_constructor_builds(cls: type, values: tuple[Any, .
         made.__setattr__(dataclasses.fields(cls)[0].name, "other")
 
 
+@pytest.mark.parametrize(("cls", "values"), SAMPLES, ids=[c.__name__ for c, _ in SAMPLES])
+def test_blank_twin_builds_what_the_constructor_builds(cls: type, values: tuple[Any, ...]) -> None:
+    """A blank twin set slot by slot, then given the frozen class: the constructor's object, as frozen."""
+    made = blank(cls)()
+    for field, value in zip(cls.__slots__, values, strict=True):
+        setattr(made, field, value)
+    made.__class__ = cls
+    real = cls(*values)
+    assert type(made) is cls and made == real and hash(made) == hash(real) and repr(made) == repr(real)
+    assert pickle.loads(pickle.dumps(made)) == real
+    for field in cls.__slots__:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, field, "other")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(made, field)
+    assert made == real
+
+
+@pytest.mark.parametrize("twin", [maker, blank], ids=["maker", "blank"])
+def test_twins_are_slotless_subclasses(twin: Any) -> None:
+    """Why the twins subclass the frozen class: ``__class__`` assignment then checks the layout by walking up to
+    it, not slot name by slot name; a twin that added a slot (or a ``__dict__``) could not become the class."""
+    made_class = twin(SwitchPort)
+    assert made_class.__mro__[1] is SwitchPort and made_class.__dict__["__slots__"] == ()
+    assert made_class.__basicsize__ == SwitchPort.__basicsize__ and not hasattr(object.__new__(made_class), "__dict__")
+
+
 def test_twin_takes_every_field() -> None:
     """A field added to a plan class must be given in the hot loop too, not silently defaulted."""
     with pytest.raises(TypeError):
