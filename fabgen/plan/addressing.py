@@ -41,7 +41,7 @@ from fabgen.source import DataPath, SourceDoc, spec_problem
 
 if TYPE_CHECKING:
     from fabgen.plan.layout import Layout
-    from fabgen.plan.slots import PlannedLink, SwitchSlot
+    from fabgen.plan.slots import RawLink, SwitchSlot
     from fabgen.spec import ClusterSpec
 
 _PACK = struct.Struct("!I").pack
@@ -202,7 +202,7 @@ class StableAddresses:
             return f"{pinned}{self.mgmt_length}"
         return f"{_ntoa(self.mgmt['hosts'][0] + index)}{self.mgmt_length}"
 
-    def links(self, raw: Sequence[PlannedLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
+    def links(self, raw: Sequence[RawLink], lengths: dict[tuple[str, str], int] | None = None) -> list[Link]:
         """Every link with its /31, numbered by its owner's port: the leaf of a host or leaf-spine link, the
         spine of a spine-super-spine link."""
         blocks = {"leaf": self.p2p["leaves"][0]}
@@ -228,9 +228,18 @@ class StableAddresses:
         blank_link, link_class = _BLANK_LINK, Link
         # One pass: a link whose owner port has its own /31 is built at once; the others (outside the port
         # scheme, or a second cable on a port) are built in ``spill`` below, once every port's /31 is known.
-        for position, (a, ap, b, bp, role, rail, speed, explicit) in enumerate(raw):
-            device, port = (b, bp) if role == "host-leaf" else (a, ap)
-            owner = owner_of(device)
+        # The layout emits each owner's links one after the other: its look-up is redone only when it changes.
+        device: str | None = None
+        owner: tuple[int, int, dict[str, int], SwitchInfo] | None = None
+        for a, ap, b, bp, role, rail, speed, explicit in raw:
+            if role == "host-leaf":
+                if b is not device:
+                    device, owner = b, owner_of(b)
+                port = bp
+            else:
+                if a is not device:
+                    device, owner = a, owner_of(a)
+                port = ap
             first = -1
             if owner is not None:
                 base, radix, known, info = owner
@@ -245,7 +254,7 @@ class StableAddresses:
                     else:
                         taken.add(first)
             if first < 0:
-                spill.append(position)
+                spill.append(len(out))
                 first = 0  # a placeholder /31: the link is built again below
             length = (lengths.get((a, ap)) or lengths.get((b, bp))) if explicit and lengths else None
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field, replace
 from functools import cache
+from itertools import repeat
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
@@ -30,7 +31,7 @@ from fabgen.plan.pins import apply_pins, renames
 from fabgen.plan.ports import model_port_index, model_port_lanes, model_port_name
 from fabgen.plan.qos import ROLES, qos_intent
 from fabgen.plan.routing import BgpPlan, bgp_intent, bgp_plan, out_of_service_nics, same_asn_problems, shut_ports
-from fabgen.plan.slots import HostSlot, PlannedLink, SwitchSlot
+from fabgen.plan.slots import HostSlot, RawLink, SwitchSlot
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.fabric import Tier
@@ -101,13 +102,13 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
                       links=tuple(links), qos=default_qos, firmware=firmware, nccl_env=nccl_env)
 
 
-def _rename(slots: list[SwitchSlot], raw: list[PlannedLink], renamed: dict[str, str]
-            ) -> tuple[list[SwitchSlot], list[PlannedLink]]:
+def _rename(slots: list[SwitchSlot], raw: list[RawLink], renamed: dict[str, str]
+            ) -> tuple[list[SwitchSlot], list[RawLink]]:
     """Pinned switch names in place of the planner's; positions (and so addresses and ASNs) stay."""
     get = renamed.get
     slots = [replace(s, name=get(s.name, s.name)) for s in slots]
-    raw = [link._replace(a_device=get(link.a_device, link.a_device), b_device=get(link.b_device, link.b_device))
-           for link in raw]
+    raw = [(get(a, a), ap, get(b, b), bp, role, rail, speed, explicit)
+           for a, ap, b, bp, role, rail, speed, explicit in raw]
     return slots, raw
 
 
@@ -163,7 +164,7 @@ def tier_sku(tier: Tier) -> TierSku:
     return TierSku(name, sku.platform, lanes_per_port(sku, tier.speed))
 
 
-def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[PlannedLink]]:
+def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> tuple[list[SwitchSlot], list[RawLink]]:
     tiers = spec.fabric.tiers
     leaf_w, spine_w = tier_sku(tiers.leaf).width, tier_sku(tiers.spine).width
     rails = spec.fabric.rails
@@ -197,15 +198,21 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
             for m in range(layout.supers_per_plane):
                 slots.append(SwitchSlot(_super_name(plane, m), "super_spine", None, None, plane, m))
 
-    # Hot loops (74k links at 24k GPUs, 800k at 262k): port names come from per-tier tables, links are built
-    # as the tuples they are (PlannedLink's own __new__ is a Python call), a host's leaves once per leaf slot.
+    # Hot loops (74k links at 24k GPUs, 800k at 262k): port names come from per-tier tables, and each host's,
+    # leaf's and spine's links are made at once by one ``zip`` over slices of those tables and ``repeat``s of
+    # what the links share (RawLink): C iterators, no Python bytecode per link.
     leaf_names = _port_names(tiers.leaf, leaf_w, max(layout.leaf_downlinks,
                                                      layout.leaf_uplink_start + layout.spines_per_pod * layout.leaf_spine_links - 1))
-    new = tuple.__new__
-    raw: list[PlannedLink] = []
-    add = raw.append
-    profiles = {name: [(nic.netdev, nic.rail, min(nic.speed, tiers.leaf.speed)) for nic in p.backend_nics()]
-                for name, p in spec.host_profiles.items()}
+    raw: list[RawLink] = []
+    extend = raw.extend
+    # Per profile its backend NICs' netdevs, rails and speeds, as the columns of its hosts' links.
+    profiles: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {}
+    for profile_name, profile in spec.host_profiles.items():
+        nics = profile.backend_nics()
+        nic_rails = tuple(nic.rail for nic in nics if nic.rail is not None)
+        assert len(nic_rails) == len(nics)
+        profiles[profile_name] = (tuple(nic.netdev for nic in nics), nic_rails,
+                                  tuple(min(nic.speed, tiers.leaf.speed) for nic in nics))
     where: tuple[int, int] | None = None
     leaves: list[str] = []
     for i, host in enumerate(hosts):
@@ -214,46 +221,51 @@ def _layout_links(spec: ClusterSpec, hosts: list[HostSlot], layout: Layout) -> t
         if where != (pod, leaf_index):
             where = (pod, leaf_index)
             leaves = [leaf_name(pod, rail, leaf_index) for rail in range(rails)]
-        name = host.name
-        for netdev, nic_rail, speed in profiles[host.profile]:
-            assert nic_rail is not None
-            # A rack's leaf takes its hosts one after the other, each host's NICs in rail order.
-            number = port * rails + nic_rail + 1 if rack else port + 1
-            add(new(PlannedLink, (name, netdev, leaves[nic_rail], leaf_names[number], "host-leaf", nic_rail, speed, False)))
+        netdevs, nic_rails, speeds = profiles[host.profile]
+        count = len(netdevs)
+        # A rack's leaf takes its hosts one after the other, each host's NICs in rail order; a rail's leaf
+        # takes each host on one port.
+        ports = ([leaf_names[port * rails + nic_rail + 1] for nic_rail in nic_rails] if rack
+                 else repeat(leaf_names[port + 1], count))
+        extend(zip(repeat(host.name, count), netdevs, map(leaves.__getitem__, nic_rails), ports,
+                   repeat("host-leaf", count), nic_rails, speeds, repeat(False, count), strict=True))
 
     k1 = layout.leaf_spine_links
     ls_speed = min(tiers.leaf.speed, tiers.spine.speed)
     spine_names = _port_names(tiers.spine, spine_w, max(
         groups * layout.leaves_per_rail * k1,
         layout.spine_uplink_start + layout.supers_per_plane * layout.spine_super_links - 1))
+    # A leaf's uplinks, spine by spine and k1 per spine: its ports from leaf_uplink_start on, the spines each
+    # k1 times, and on every spine the k1 ports of the leaf's position.
+    uplinks = layout.spines_per_pod * k1
+    leaf_ups = leaf_names[layout.leaf_uplink_start:layout.leaf_uplink_start + uplinks]
     for pod in range(layout.pods):
         count = leaves_in_pod.get(pod, 0)
-        spines = [_spine_name(pod, s, three) for s in range(layout.spines_per_pod)]
+        spines = tuple(_spine_name(pod, s, three) for s in range(layout.spines_per_pod) for _ in range(k1))
         for rail in range(groups):
             link_rail = None if rack else rail
             for j in range(count):
-                leaf = leaf_name(pod, rail, j)
-                position = rail * layout.leaves_per_rail + j
-                for s, spine in enumerate(spines):
-                    for t in range(k1):
-                        add(new(PlannedLink, (leaf, leaf_names[layout.leaf_uplink_start + s * k1 + t], spine,
-                                              spine_names[1 + position * k1 + t], "leaf-spine", link_rail, ls_speed,
-                                              False)))
+                first = 1 + (rail * layout.leaves_per_rail + j) * k1
+                extend(zip(repeat(leaf_name(pod, rail, j), uplinks), leaf_ups, spines,
+                           spine_names[first:first + k1] * layout.spines_per_pod, repeat("leaf-spine", uplinks),
+                           repeat(link_rail, uplinks), repeat(ls_speed, uplinks), repeat(False, uplinks), strict=True))
     if three:
         sup = tiers.super_spine
         assert sup is not None
         k2 = layout.spine_super_links
         ss_speed = min(tiers.spine.speed, sup.speed)
         super_names = _port_names(sup, tier_sku(sup).width, layout.pods * k2)
+        uplinks = layout.supers_per_plane * k2
+        spine_ups = spine_names[layout.spine_uplink_start:layout.spine_uplink_start + uplinks]
+        # Spine s of every pod is in plane s: its uplinks go to that plane's super-spines, each k2 times.
+        planes = [tuple(_super_name(s, m) for m in range(layout.supers_per_plane) for _ in range(k2))
+                  for s in range(layout.spines_per_pod)]
         for pod in range(layout.pods):
-            for s in range(layout.spines_per_pod):
-                spine = _spine_name(pod, s, True)
-                for m in range(layout.supers_per_plane):
-                    upper = _super_name(s, m)
-                    for t in range(k2):
-                        add(new(PlannedLink, (spine, spine_names[layout.spine_uplink_start + m * k2 + t], upper,
-                                              super_names[1 + pod * k2 + t], "spine-superspine", None, ss_speed,
-                                              False)))
+            downs = super_names[1 + pod * k2:1 + pod * k2 + k2] * layout.supers_per_plane
+            for s, uppers in enumerate(planes):
+                extend(zip(repeat(_spine_name(pod, s, True), uplinks), spine_ups, uppers, downs,
+                           repeat("spine-superspine", uplinks), repeat(None, uplinks), repeat(ss_speed, uplinks),
+                           repeat(False, uplinks), strict=True))
     return slots, raw
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan.slots import PlannedLink
+from fabgen.plan.slots import PlannedLink, RawLink
 from fabgen.source import SourceDoc
 from fabgen.spec import ClusterSpec
 
@@ -31,7 +31,7 @@ class ExplicitCabling:
         self.host_profiles = host_profiles
         self.switches = switches
 
-    def apply(self, raw: list[PlannedLink]) -> list[PlannedLink]:
+    def apply(self, raw: list[RawLink]) -> list[RawLink]:
         cables = self.spec.fabric.cabling
         if not cables:
             return raw
@@ -49,8 +49,8 @@ class ExplicitCabling:
         for position, link in enumerate(raw):
             by_end[(link[0], link[1])] = position
             by_end[(link[2], link[3])] = position
-        out: list[PlannedLink | None] = list(raw)
-        appended: list[PlannedLink] = []
+        out: list[RawLink | None] = list(raw)
+        appended: list[RawLink] = []
         for link in resolved:
             hits = sorted({by_end[e] for e in ((link[0], link[1]), (link[2], link[3])) if e in by_end})
             planned = [h for h in hits if out[h] is not None and not out[h][7]]  # type: ignore[index]

@@ -43,6 +43,33 @@ def test_twin_builds_what_the_constructor_builds(cls: type, values: tuple[Any, .
         made.__setattr__(dataclasses.fields(cls)[0].name, "other")
 
 
+@pytest.mark.parametrize(("cls", "values"), SAMPLES, ids=[c.__name__ for c, _ in SAMPLES])
+def test_blank_twin_builds_what_the_constructor_builds(cls: type, values: tuple[Any, ...]) -> None:
+    """A blank twin set slot by slot, then given the frozen class: the constructor's object, as frozen."""
+    made = blank(cls)()
+    for field, value in zip(cls.__slots__, values, strict=True):
+        setattr(made, field, value)
+    made.__class__ = cls
+    real = cls(*values)
+    assert type(made) is cls and made == real and hash(made) == hash(real) and repr(made) == repr(real)
+    assert pickle.loads(pickle.dumps(made)) == real
+    for field in cls.__slots__:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, field, "other")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(made, field)
+    assert made == real
+
+
+@pytest.mark.parametrize("twin", [maker, blank], ids=["maker", "blank"])
+def test_twins_are_slotless_subclasses(twin: Any) -> None:
+    """Why the twins subclass the frozen class: ``__class__`` assignment then checks the layout by walking up to
+    it, not slot name by slot name; a twin that added a slot (or a ``__dict__``) could not become the class."""
+    made_class = twin(SwitchPort)
+    assert made_class.__mro__[1] is SwitchPort and made_class.__dict__["__slots__"] == ()
+    assert made_class.__basicsize__ == SwitchPort.__basicsize__ and not hasattr(object.__new__(made_class), "__dict__")
+
+
 def test_twin_takes_every_field() -> None:
     """A field added to a plan class must be given in the hot loop too, not silently defaulted."""
     with pytest.raises(TypeError):
@@ -82,12 +109,17 @@ def test_planned_objects_are_the_plan_classes() -> None:
 
 @pytest.mark.parametrize("name", ["lab", "sonic-pod", "cumulus-pod", "llama3-24k"])
 def test_every_slot_of_a_planned_port_link_and_neighbor_is_set(name: str) -> None:
-    """Ports, links and BGP neighbours are built slot by slot (fabgen.plan._fast.blank): a field the planner
-    forgets stays unset."""
+    """Ports, links, BGP neighbours and hosts' NICs, backend interfaces, routes and rules are built slot by slot
+    (fabgen.plan._fast.blank): a field the planner forgets stays unset."""
     plan = plan_fabric(load_spec(example(name)))
     neighbors = [n for s in plan.switches if s.bgp for n in s.bgp.neighbors]
     ports = [p for s in plan.switches for p in s.ports]
-    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors)):
+    interfaces = [i for h in plan.hosts if h.network for i in h.network.interfaces]
+    routes = [r for i in interfaces for r in i.routes]
+    rules = [i.rule for i in interfaces]
+    nics = [n for h in plan.hosts for n in h.nics]
+    for cls, items in ((SwitchPort, ports), (Link, plan.links), (BgpNeighbor, neighbors), (HostNic, nics),
+                       (BackendInterface, interfaces), (HostRoute, routes), (HostRule, rules)):
         assert items and all(type(item) is cls for item in items)
         assert not {field for item in items for field in cls.__slots__ if not hasattr(item, field)}, cls
         assert items[0] == cls(**{field: getattr(items[0], field) for field in cls.__slots__})
