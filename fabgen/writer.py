@@ -124,6 +124,8 @@ device). A tuple rather than a dict: 15,000 of them at 24k, built once each and 
 _ENTRY_TEXT = '    %s: {\n      "bytes": %d,\n      "device": %s,\n      "sha256": "%s",\n      "target": %s\n    }'
 """One :data:`Entry` as ``json.dumps(..., indent=2, sort_keys=True)`` prints it inside ``"files"``
 (the digest is hex, which JSON never escapes)."""
+_PATH_CHARACTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-/"
+""":data:`_SAFE_PATH`'s characters: none of them is one JSON escapes."""
 
 
 def _manifest_bytes(entries: Mapping[str, Entry | Mapping[str, object]], meta: Mapping[str, object]) -> bytes:
@@ -132,23 +134,28 @@ def _manifest_bytes(entries: Mapping[str, Entry | Mapping[str, object]], meta: M
     With ``indent`` the json module encodes in Python (1.2 s for a 24k manifest);
     fabgen's own entries (:data:`Entry` tuples, or mappings of exactly those four
     keys) are printed here with the C string quoting, anything else (a kept entry
-    with other keys) by ``json.dumps`` itself. The head is dumped with
-    ``"files": 0`` and that line replaced: a raw newline followed by it can only
-    be the structure, never inside a string (json escapes newlines).
+    with other keys) by ``json.dumps`` itself. Paths are printed between quotes
+    as they are when all of them together hold only :data:`_SAFE_PATH`'s
+    characters (every path of a :class:`TreeWriter` or an old manifest, which
+    both pass :func:`safe_relpath`): one C pass over their join rather than a
+    quote call per path. The head is dumped with ``"files": 0`` and that line
+    replaced: a raw newline followed by it can only be the structure, never
+    inside a string (json escapes newlines).
     """
     head = json.dumps({"generator": "fabgen", **meta, "files": 0}, indent=2, sort_keys=True)
     if not entries:
         return (head.replace('\n  "files": 0', '\n  "files": {}', 1) + "\n").encode()
     quote = json.encoder.encode_basestring_ascii
-    text = _ENTRY_TEXT
-    parts = []
-    for path in sorted(entries):
-        entry = entries[path]
-        if isinstance(entry, tuple):
-            digest, size, target, device = entry
-            parts.append(text % (quote(path), size, quote(device), digest, quote(target)))
-        else:
-            parts.append(_mapping_entry_text(quote(path), entry))
+    items = sorted(entries.items())  # paths are unique: the entries themselves are never compared
+    joined = "".join(entries)
+    if joined.isascii() and not joined.encode().translate(None, _PATH_CHARACTERS):
+        parts = [f'    "{path}": {{\n      "bytes": {e[1]},\n      "device": {quote(e[3])},\n      "sha256": "{e[0]}",'
+                 f'\n      "target": {quote(e[2])}\n    }}' if isinstance(e, tuple)
+                 else _mapping_entry_text(f'"{path}"', e) for path, e in items]  # _ENTRY_TEXT, in an f-string
+    else:
+        text = _ENTRY_TEXT
+        parts = [text % (quote(path), e[1], quote(e[3]), e[0], quote(e[2])) if isinstance(e, tuple)
+                 else _mapping_entry_text(quote(path), e) for path, e in items]
     files = "{\n" + ",\n".join(parts) + "\n  }"
     return (head.replace('\n  "files": 0', '\n  "files": ' + files, 1) + "\n").encode()
 
