@@ -261,14 +261,14 @@ def _key_values(profile: str, net: HostNetwork) -> tuple[tuple[Any, ...], list[s
     for i in net.interfaces:
         rule = i.rule
         values += (i.address, i.gateway, i.leaf, i.leaf_port)
-        hops = []
+        hops: list[bool | int] = []  # (on-link, table) of each route, flat: two items a route, no tuple each
         for r in i.routes:
-            if r.via is None:
+            via = r.via
+            if via is None:
                 values += (r.to, r.source)
-                hops.append((True, r.table))
             else:
-                values += (r.to, r.source, r.via)
-                hops.append((False, r.table))
+                values += (r.to, r.source, via)
+            hops += (via is None, r.table)
         values.append(rule.source)
         interfaces.append((i.nic, i.netdev, i.rail, i.mtu, i.table, rule.priority, rule.table, tuple(hops)))
     return (profile, net.config, net.mtu, net.roce_mtu, tuple(interfaces)), values
