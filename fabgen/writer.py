@@ -191,20 +191,58 @@ def remove_tree(root: Path) -> None:
         if root.is_symlink():
             root.unlink()
         return
+    top = str(root)
+    directories, others = _listing(top)
+    for rel, _ in others:
+        os.unlink(f"{top}/{rel}")
     by_depth: dict[int, list[str]] = {}
-    for current, dirs, names in os.walk(root, topdown=True, followlinks=False):
-        depth = current.count(os.sep)
-        by_depth.setdefault(depth, []).append(current)
-        for name in names:
-            os.unlink(os.path.join(current, name))
-        for name in list(dirs):
-            path = os.path.join(current, name)
-            if os.path.islink(path):
-                os.unlink(path)
-                dirs.remove(name)
-    with _io_pool(16) as pool:
-        for depth in sorted(by_depth, reverse=True):
-            list(pool.map(os.rmdir, by_depth[depth]))
+    for rel in directories:
+        by_depth.setdefault(rel.count("/") + bool(rel), []).append(f"{top}/{rel}" if rel else top)
+    with _io_pool(_IO_THREADS) as pool:
+        for depth in sorted(by_depth, reverse=True):  # children first; siblings in a few slices, not a task each
+            list(pool.map(_remove_directories, _slices(by_depth[depth])))
+
+
+def _remove_directories(paths: list[str]) -> None:
+    for path in paths:
+        os.rmdir(path)
+
+
+def _slices(items: list[str]) -> list[list[str]]:
+    """``items`` in at most :data:`_IO_THREADS` slices: a pool task costs more CPU than a ``mkdir`` or
+    ``rmdir`` on a fast disk, and a few slices still overlap a slow disk's latencies."""
+    size = -(-len(items) // _IO_THREADS) or 1
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _listing(top: str) -> tuple[list[str], list[tuple[str, bool]]]:
+    """Every directory under ``top`` (``""`` for itself), parents first, and every other entry with whether it is
+    a symlink: paths relative to ``top``, no symlink followed.
+
+    ``os.walk``'s answer from ``scandir`` alone: the entry types come with the
+    listing (no ``lstat`` per directory to tell a symlink, no ``relpath`` per
+    directory); as in ``os.walk``, a directory that cannot be listed is left out.
+    """
+    directories: list[str] = []
+    others: list[tuple[str, bool]] = []
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            scan = os.scandir(f"{top}/{rel}" if rel else top)
+        except OSError:
+            if not rel:
+                raise
+            continue
+        directories.append(rel)
+        prefix = f"{rel}/" if rel else ""
+        with scan:
+            for entry in scan:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(prefix + entry.name)
+                else:
+                    others.append((prefix + entry.name, entry.is_symlink()))
+    return directories, others
 
 
 def recover(out_dir: Path) -> None:
@@ -538,7 +576,6 @@ def _make_dirs(root: Path, rels: set[str]) -> None:
     for rel in wanted:
         by_depth.setdefault(rel.count("/"), []).append(rel)
     base = str(root)
-    size = -(-len(wanted) // _IO_THREADS) or 1
 
     def make(part: list[str]) -> None:
         for rel in part:
@@ -550,8 +587,7 @@ def _make_dirs(root: Path, rels: set[str]) -> None:
 
     with _io_pool(_IO_THREADS) as pool:
         for depth in sorted(by_depth):  # parents first; siblings in a few slices, not a task per directory
-            names = sorted(by_depth[depth])
-            list(pool.map(make, [names[i:i + size] for i in range(0, len(names), size)]))
+            list(pool.map(make, _slices(sorted(by_depth[depth]))))
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -614,22 +650,20 @@ def _carry_over(out_dir: Path, tmp: Path, new: Collection[str], old_files: Mappi
                 in_scope: Callable[[Owner], bool] | None, owners: dict[str, Owner], result: WriteResult) -> None:
     """Bring over what this run does not own: other devices' files (scoped runs) and the operator's files."""
     carried: list[tuple[str, bool]] = []
-    for root, dirs, names in os.walk(out_dir, followlinks=False):
-        rel_root = os.path.relpath(root, out_dir)
-        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            rel = name if rel_root == "." else f"{rel_root}/{name}"
-            if rel == MANIFEST or rel in new:
+    for rel, is_link in _listing(str(out_dir))[1]:
+        if rel == MANIFEST or rel in new:
+            continue
+        if rel in old_files:
+            owner = old_files[rel]
+            if in_scope is None or in_scope(owner):
+                result.removed.append(rel)
                 continue
-            if rel in old_files:
-                owner = old_files[rel]
-                if in_scope is None or in_scope(owner):
-                    result.removed.append(rel)
-                    continue
-                owners[rel] = owner
-            dest = tmp / rel
-            if dest.exists() or dest.is_symlink():
-                continue  # the new output occupies this path; the old entry was not a file of ours
-            carried.append((rel, os.path.islink(os.path.join(root, name))))
+            owners[rel] = owner
+        dest = tmp / rel
+        if dest.exists() or dest.is_symlink():
+            continue  # the new output occupies this path; the old entry was not a file of ours
+        carried.append((rel, is_link))
+    result.removed.sort()  # the listing's order is the filesystem's
     _make_dirs(tmp, {str(PurePosixPath(rel).parent) for rel, _ in carried} - {"."})
 
     def bring(item: tuple[str, bool]) -> None:

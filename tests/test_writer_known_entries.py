@@ -85,3 +85,26 @@ def test_a_fifo_in_the_old_tree_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(out / "p.txt")
     write_tree({"p.txt": "1\n"}, out, {"p.txt": ("t", "")}, META, force=True)
     assert (out / "p.txt").read_text() == "1\n"
+
+
+def test_remove_tree_removes_links_not_their_targets(tmp_path: Path) -> None:
+    """``remove_tree`` (the swap's removal of the old tree) lists by ``scandir`` alone: a symlinked folder is
+    unlinked, never entered; everything under the root goes, deep folders included."""
+    from fabgen.writer import _listing, remove_tree
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "keep.txt").write_text("keep\n")
+    root = tmp_path / "old"
+    for rel in ("a/b/c/d.txt", "a/e.txt", "f.txt", *(f"hosts/h{n:03d}/x.conf" for n in range(40))):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "a" / "b" / "to-dir").symlink_to(outside, target_is_directory=True)
+    (root / "to-file").symlink_to(outside / "deep" / "keep.txt")
+    directories, others = _listing(str(root))
+    assert directories[0] == "" and set(directories) == {"", "a", "a/b", "a/b/c", "hosts",
+                                                          *(f"hosts/h{n:03d}" for n in range(40))}
+    assert {rel for rel, link in others if link} == {"a/b/to-dir", "to-file"}
+    assert len(others) == 3 + 40 + 2
+    remove_tree(root)
+    assert not root.exists() and (outside / "deep" / "keep.txt").read_text() == "keep\n"
