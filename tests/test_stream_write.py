@@ -231,6 +231,21 @@ def test_writer_entries_print_as_json_dumps_with_odd_owners(tmp_path: Path) -> N
     assert manifest == writer_alone.encode()
 
 
+def test_tuple_entries_with_paths_json_escapes_print_as_json_dumps() -> None:
+    """Paths are printed unquoted only when all of them are plain; one path JSON escapes sends every path
+    through the quoting, tuple entries and kept mappings alike, and the bytes stay ``json.dumps``'s."""
+    from fabgen.writer import _manifest_bytes
+
+    plain = {"a/b.txt": ("ab", 1, "t", "d"), "c": {"sha256": "s", "bytes": 2, "target": "t", "device": "d"}}
+    for odd in ({}, {'x/"q': ("cd", 2, "t", "d")}, {"\u00e9": ("ef", 3, "t", "d")}, {"a\\b": ("00", 0, "", "")}):
+        entries: dict[str, Any] = {**plain, **odd}
+        as_dicts = {p: e if isinstance(e, dict) else dict(zip(("sha256", "bytes", "target", "device"), e, strict=True))
+                    for p, e in entries.items()}
+        expected = json.dumps({"generator": "fabgen", "fabgen_version": "1", "files": as_dicts},
+                              indent=2, sort_keys=True) + "\n"
+        assert _manifest_bytes(entries, {"fabgen_version": "1"}) == expected.encode()
+
+
 def test_a_short_write_is_completed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``os.write`` may take less than it was given (a signal, a pipe-like file): the rest follows, nothing is lost."""
     import fabgen.writer as writer_module

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # annotations only: the one-device cache re-runs the checks b
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet.escape import verbatim_joined
 from fabgen.targets.hostnet.slots import OCTET as _OCTET  # the name the tests know it by
-from fabgen.targets.hostnet.slots import PROVED_CLEAN, NetplanProof, Verdicts
+from fabgen.targets.hostnet.slots import PROVED_CLEAN, Fill, NetplanProof, Verdicts
 
 NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
 KEYFILE_TEMPLATE = "host-net/nmconnection.j2"
@@ -205,7 +205,7 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
     if shape is not None:
         if shape.split is None:
             return _render_files(cluster, host, net, uuids, context.env, shape.own)
-        filled = {path.format(*values): text.format(*values) for path, text in shape.split}
+        filled = {path(values): text(values) for path, text in shape.split}
         if shape.proof is not None:  # the netplan file is the first one of its split
             path, text = next(iter(filled.items()))
             context.cache["host-net-verdicts"].vouch_filled(shape, shape.proof, values, path, text)
@@ -217,8 +217,8 @@ def _render(context: RenderContext, host: Host) -> dict[str, str]:
     name = _slot(host.name, slots)
     shape_files = _render_files(cluster, replace(host, name=name), shape_net, [_slot(u, slots) for u in uuids],
                                 context.env, own)
-    split = [(_format_string(path), _format_string(text)) for path, text in shape_files.items()]
-    filled = {path.format(*values): text.format(*values) for path, text in split}
+    split = [(Fill(path), Fill(text)) for path, text in shape_files.items()]
+    filled = {path(values): text(values) for path, text in split}
     shape = shapes[key] = _Shape(own, split if slots == values and filled == files else None)
     context.cache.setdefault("host-net-verdicts", Verdicts(check_host_network_file))
     path, text = next(iter(shape_files.items()))
@@ -233,7 +233,7 @@ class _Shape:
 
     __slots__ = ("own", "proof", "split")
 
-    def __init__(self, own: bool, split: list[tuple[str, str]] | None) -> None:
+    def __init__(self, own: bool, split: list[tuple[Fill, Fill]] | None) -> None:
         self.own = own
         self.split = split
         self.proof: NetplanProof | None = None
@@ -261,36 +261,24 @@ def _key_values(profile: str, net: HostNetwork) -> tuple[tuple[Any, ...], list[s
     for i in net.interfaces:
         rule = i.rule
         values += (i.address, i.gateway, i.leaf, i.leaf_port)
-        hops = []
+        hops: list[bool | int] = []  # (on-link, table) of each route, flat: two items a route, no tuple each
         for r in i.routes:
-            if r.via is None:
+            via = r.via
+            if via is None:
                 values += (r.to, r.source)
-                hops.append((True, r.table))
             else:
-                values += (r.to, r.source, r.via)
-                hops.append((False, r.table))
+                values += (r.to, r.source, via)
+            hops += (via is None, r.table)
         values.append(rule.source)
         interfaces.append((i.nic, i.netdev, i.rail, i.mtu, i.table, rule.priority, rule.table, tuple(hops)))
     return (profile, net.config, net.mtu, net.roce_mtu, tuple(interfaces)), values
 
 
-_SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
-"""Made of characters every host-net filter prints as they are, so a sentinel survives the render verbatim."""
-
-
 def _slot(value: str, values: list[str]) -> str:
+    """The numbered sentinel standing for ``value`` (what :class:`~fabgen.targets.hostnet.slots.Fill` cuts at):
+    made of characters every host-net filter prints as they are, so it survives the render verbatim."""
     values.append(value)
     return f"fabgen-sentinel-{len(values) - 1:04d}-"
-
-
-def _format_string(shape: str) -> str:
-    """``shape`` as a :meth:`str.format` string: each sentinel a ``{N}`` field, every other brace doubled.
-
-    Filling a host in is then one call in C rather than a join over the split parts.
-    """
-    parts = _SENTINEL.split(shape)
-    return "".join(f"{{{int(p)}}}" if n % 2 else p.replace("{", "{{").replace("}", "}}")
-                   for n, p in enumerate(parts))
 
 
 def _shape(net: HostNetwork, values: list[str]) -> HostNetwork:

@@ -135,6 +135,31 @@ def _getter(indices: Sequence[int]) -> Callable[[Sequence[str]], tuple[str, ...]
     return lambda values: tuple(values[i] for i in indices)
 
 
+class Fill:
+    """One shape text cut at its sentinels; calling it with a host's values gives that host's text.
+
+    Why not ``str.format`` with ``{N}`` fields: format parses its 5 KB format
+    string again on every call and converts each of a hundred fields on its
+    own (110 ms for 3,072 netplan files at 24k hosts); here the cut is made
+    once, and a host is a list copy, one C ``itemgetter`` into its odd places
+    and a join (20 ms). The text is the shape's with every sentinel replaced by
+    ``values[N]``, exactly what the format string gave, braces and all.
+    """
+
+    __slots__ = ("_get", "_pieces")
+
+    def __init__(self, shape: str) -> None:
+        parts = _SENTINEL.split(shape)
+        self._pieces: list[str] = [""] * len(parts)  # the shape's own text at even places, values at odd ones
+        self._pieces[0::2] = parts[0::2]
+        self._get = _getter([int(n) for n in parts[1::2]])
+
+    def __call__(self, values: Sequence[str]) -> str:
+        pieces = self._pieces.copy()
+        pieces[1::2] = self._get(values)
+        return "".join(pieces)
+
+
 PROVED_CLEAN = ProvedClean()
 """The netplan files a proof showed clean (:mod:`fabgen.targets.proved_clean`)."""
 

@@ -122,7 +122,7 @@ def netbox_files(plan: FabricPlan) -> dict[str, str]:
     """
     files: dict[str, str] = {}
     for (path, _, columns), lines in zip(FILES, plain_lines(plan), strict=True):
-        text = "\n".join([",".join(columns), *lines]) + "\n"
+        text = "\n".join([",".join(columns), *lines, ""])  # the last newline by the join, not a copy of 12 MB
         if not joined_plain(text, len(columns), len(lines) + 1):
             return {path: csv_text(columns, rows) for (path, _, columns), rows in zip(FILES, _cells(plan), strict=True)}
         files[path] = text
@@ -149,6 +149,20 @@ class _Kinds(dict[int, str]):
         return cells
 
 
+class _Middles(dict[int, str]):
+    """Gb/s -> a switch port row's cells between its name and its description (``type,speed,mtu,enabled,``),
+    for one MTU and one admin state, made on first use: a switch port's row is then three values and one
+    lookup, not six (120k rows at 24k)."""
+
+    def __init__(self, kinds: _Kinds, mtu: int, shutdown: bool) -> None:
+        super().__init__()
+        self._kinds, self._tail = kinds, f",{mtu},{'false' if shutdown else 'true'},"
+
+    def __missing__(self, speed: int) -> str:
+        cells = self[speed] = self._kinds[speed] + self._tail
+        return cells
+
+
 def _catalogue(plan: FabricPlan) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     """The device types ((manufacturer, model), first seen first), their manufacturers and the device roles."""
     types: dict[tuple[str, str], None] = {}
@@ -169,14 +183,17 @@ def plain_lines(plan: FabricPlan) -> list[list[str]]:
                for s in plan.switches]
     devices += [f"{h.name},gpu-host,Generic,{h.profile},planned,{site},{h.description}" for h in plan.hosts]
     kinds = _Kinds()
+    by_mtu: dict[int, tuple[_Middles, _Middles]] = {}  # MTU -> the middles of ports up and shut (False, True)
     interfaces: list[str] = []
     addresses: list[str] = []
     for s in plan.switches:
         name, loopback, mtu = s.name, loopback_name(s), s.qos.mtu
         interfaces.append(f"{name},{loopback},virtual,,,true,loopback")
         addresses.append(f"{s.loopback},active,{name},{loopback},true,loopback")
-        interfaces += [f"{name},{p.name},{kinds[p.speed]},{mtu},{'false' if p.shutdown else 'true'},{p.description}"
-                       for p in s.ports]
+        middles = by_mtu.get(mtu)
+        if middles is None:
+            middles = by_mtu[mtu] = (_Middles(kinds, mtu, False), _Middles(kinds, mtu, True))
+        interfaces += [f"{name},{p.name},{middles[p.shutdown][p.speed]}{p.description}" for p in s.ports]
     host_mtu = plan.qos.mtu
     interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{host_mtu},{'true' if n.in_service else 'false'},"
                    f"{n.name} rail {n.rail}" for h in plan.hosts for n in h.nics if n.rail is not None]
