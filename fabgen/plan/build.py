@@ -6,11 +6,9 @@ Pure: no I/O, the spec is never changed. The only module that knows topology.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
-from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter
+from itertools import repeat
 
 from fabgen._gc import paused_gc
 from fabgen.errors import Problem, SpecError
@@ -83,10 +81,10 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     switches = tuple(_switches(spec, switch_slots, links, default_qos, addresses, bgp))
     if bgp is not None and (problems := same_asn_problems(bgp, switches, doc)):
         raise SpecError(problems)
-    # Each host NIC's link by (host, netdev), a later cable on one NIC winning as a loop's stores would: made by
-    # C iterators over the 74k links, no bytecode per link.
-    to_hosts = list(compress(links, map("host-leaf".__eq__, map(_ROLE, links))))
-    host_links = dict(zip(zip(map(_A_DEVICE, to_hosts), map(_A_PORT, to_hosts), strict=True), to_hosts, strict=True))
+    host_links = {}
+    for link in links:
+        if link.role == "host-leaf":
+            host_links[(link.a_device, link.a_port)] = link
     pods = {h.name: i // layout.hosts_per_pod for i, h in enumerate(hosts)} if layout.hosts_per_pod else {}
     host_memo = HostMemo()
     try:
@@ -307,46 +305,55 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
     # two ends go through one inline body (a method call per port cost a sixth of the plan): each end is
     # (its switch, or None for a host; the peer's; its port, its address; the peer, its port, its address; which
     # way). A session between two BGP speakers gets its two BgpNeighbors here too, in port order per switch.
+    mine = ends.get
     blank_port, port_class = _blank_port, SwitchPort
     blank_neighbor, neighbor_class = _blank_neighbor, BgpNeighbor
-    for end, other, port, address, peer, peer_port, peer_address, direction, link in _switch_ends(links, ends):
-        if other is None:  # a host's port: its /31 is announced, unless the NIC is out of service (below)
-            end.host_nets.append(address)
-        try:
-            index, lanes = end.memo[port]
-        except KeyError:  # the first port of this name on the tier
-            index, lanes = end.memo[port] = _port_facts(end.tier, end.width, port)
-        # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
-        entry = blank_port()
-        entry.name = port
-        entry.index = index
-        entry.lanes = lanes
-        entry.speed = link.speed
-        entry.direction = direction
-        entry.peer_device = peer
-        entry.peer_port = peer_port
-        entry.peer_kind = "host" if other is None else "switch"
-        entry.address = address
-        entry.peer_address = bare = peer_address[:BARE]
-        entry.rail = link.rail
-        entry.description = description = f"{peer}:{peer_port}"
-        entry.shutdown = False
-        entry.cable_m = link.length_m or end.cable[link.role]
-        entry.__class__ = port_class
-        end.ports.append(entry)
-        # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
-        if index > end.last:
-            end.last = index
-        else:
-            end.in_order = False
-        if end.asn is not None and other is not None and (remote := other.asn) is not None:
-            # BgpNeighbor(...) with every field, set one by one on its slot twin
-            session = blank_neighbor()
-            session.address, session.remote_asn, session.port = bare, remote, port
-            session.peer_device, session.description = peer, description
-            session.__class__ = neighbor_class
-            end.neighbors.append(session)
-            (end.up_asns if direction == "up" else end.down_asns).append(remote)
+    for link in links:
+        a, ap, b, bp, a_address, b_address = (link.a_device, link.a_port, link.b_device, link.b_port, link.a_address,
+                                              link.b_address)
+        lower, upper = mine(a), mine(b)  # None: not a switch (a host)
+        for end, other, port, address, peer, peer_port, peer_address, direction in (
+                (lower, upper, ap, a_address, b, bp, b_address, "up"),
+                (upper, lower, bp, b_address, a, ap, a_address, "down")):
+            if end is None:
+                continue
+            if other is None:  # a host's port: its /31 is announced, unless the NIC is out of service (below)
+                end.host_nets.append(address)
+            try:
+                index, lanes = end.memo[port]
+            except KeyError:  # the first port of this name on the tier
+                index, lanes = end.memo[port] = _port_facts(end.tier, end.width, port)
+            # SwitchPort(...) with every field, set one by one on its slot twin (fabgen.plan._fast.blank)
+            entry = blank_port()
+            entry.name = port
+            entry.index = index
+            entry.lanes = lanes
+            entry.speed = link.speed
+            entry.direction = direction
+            entry.peer_device = peer
+            entry.peer_port = peer_port
+            entry.peer_kind = "host" if other is None else "switch"
+            entry.address = address
+            entry.peer_address = bare = peer_address[:BARE]
+            entry.rail = link.rail
+            entry.description = description = f"{peer}:{peer_port}"
+            entry.shutdown = False
+            entry.cable_m = link.length_m or end.cable[link.role]
+            entry.__class__ = port_class
+            end.ports.append(entry)
+            # The automatic layout cables every switch's ports in front-panel order, so most switches need no sort.
+            if index > end.last:
+                end.last = index
+            else:
+                end.in_order = False
+            if end.asn is not None and other is not None and (remote := other.asn) is not None:
+                # BgpNeighbor(...) with every field, set one by one on its slot twin
+                session = blank_neighbor()
+                session.address, session.remote_asn, session.port = bare, remote, port
+                session.peer_device, session.description = peer, description
+                session.__class__ = neighbor_class
+                end.neighbors.append(session)
+                (end.up_asns if direction == "up" else end.down_asns).append(remote)
     result = []
     down = out_of_service_nics(spec)
     for slot, (qos, qos_path) in zip(slots, policies, strict=True):
@@ -369,27 +376,6 @@ def _switches(spec: ClusterSpec, slots: list[SwitchSlot], links: list[Link], def
             hwsku=sku.hwsku, platform=sku.platform, port_width=sku.width,
         ))
     return result
-
-
-def _switch_ends(links: list[Link], ends: dict[str, _Ends]
-                 ) -> Iterator[tuple[_Ends, _Ends | None, str, str, str, str, str, str, Link]]:
-    """Each link's switch ends in link order, its lower end first: (the end, the peer's or None for a host, its
-    port, its address, the peer, its port, its address, which way, the link).
-
-    Made by C iterators (``zip`` over the links' columns, ``filter`` dropping host ends): the loop that builds
-    the ports unpacks one tuple per port instead of building and walking two per link.
-    """
-    a, ap, b, bp, a_address, b_address = (list(map(attrgetter(name), links)) for name in _LINK_ENDS)
-    lower, upper = list(map(ends.get, a)), list(map(ends.get, b))  # None: not a switch (a host)
-    count = len(links)
-    ups = zip(lower, upper, ap, a_address, b, bp, b_address, repeat("up", count), links, strict=True)
-    downs = zip(upper, lower, bp, b_address, a, ap, a_address, repeat("down", count), links, strict=True)
-    return filter(_FIRST, chain.from_iterable(zip(ups, downs, strict=True)))  # an _Ends is true (no __len__), a host None
-
-
-_ROLE, _A_DEVICE, _A_PORT = attrgetter("role"), attrgetter("a_device"), attrgetter("a_port")
-_LINK_ENDS = ("a_device", "a_port", "b_device", "b_port", "a_address", "b_address")
-_FIRST = itemgetter(0)
 
 
 @dataclass(slots=True)
