@@ -8,6 +8,7 @@ what ``generate`` could not write.
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
@@ -34,12 +35,29 @@ PORT_FORM = re.compile(r"Ethernet[1-9][0-9]{0,2}(/[1-9][0-9]?){0,2}")
 
 def interface_speed(switch: Switch, port: SwitchPort) -> str:
     """``400g-8``: the link speed over as many lanes of the port's native SerDes rate as it needs."""
-    lanes = len(port.lanes)
-    if lanes and switch.speed and (port.speed * lanes) % switch.speed == 0:
-        used = port.speed * lanes // switch.speed
+    return _speed_token(switch.speed, port.speed, len(port.lanes))
+
+
+def _speed_token(native: int, speed: int, lanes: int) -> str:
+    """:func:`interface_speed` of a port of ``lanes`` lanes at ``speed`` on a switch of ``native`` speed."""
+    if lanes and native and (speed * lanes) % native == 0:
+        used = speed * lanes // native
         if used >= 1:
-            return f"{port.speed}g-{used}"
-    return f"{port.speed}g"
+            return f"{speed}g-{used}"
+    return f"{speed}g"
+
+
+def _shapes(ports: tuple[SwitchPort, ...]) -> set[tuple[int, int]]:
+    """Every (speed, lane count) among ``ports``: ints read by C loops, one speed and one width on most switches,
+    where pairing them port by port would make and hash a tuple per port."""
+    speeds, widths = set(map(_SPEED, ports)), set(map(len, map(_LANES, ports)))
+    if len(speeds) == 1 or len(widths) == 1:  # every pair of the two sets occurs
+        return {(speed, width) for speed in speeds for width in widths}
+    return set(zip(map(_SPEED, ports), map(len, map(_LANES, ports)), strict=True))
+
+
+_SPEED = attrgetter("speed")
+_LANES = attrgetter("lanes")
 
 
 def plan_limits(plan: FabricPlan) -> list[Problem]:
@@ -60,7 +78,15 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
         if switch.qos_path not in seen_policies:
             seen_policies.add(switch.qos_path)
             problems += _shared_queues(plan, switch)
-        for port in switch.ports:
+        # A port's speed token depends only on its speed, its lane count and its switch's speed: a switch
+        # whose (tier, token)s were all judged on an earlier switch has nothing new to say, and most have
+        # none (123k ports at 24k GPUs, a handful of shapes). Its shapes are read by C loops; a switch
+        # with a new token gets the port-by-port pass below, which names its first port of that token.
+        ports = switch.ports
+        if all((switch.tier, _speed_token(switch.speed, speed, lanes)) in seen_speeds
+               for speed, lanes in _shapes(ports)):
+            continue
+        for port in ports:
             token = interface_speed(switch, port)
             if (switch.tier, token) in seen_speeds:
                 continue
