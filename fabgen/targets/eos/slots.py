@@ -51,7 +51,7 @@ from typing import Any
 from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
-from fabgen.targets.eos.text import TEXT_TOKENS, quads
+from fabgen.targets.eos.text import TEXT_TOKENS, prefixes, quads
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -111,20 +111,12 @@ def _address(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
 
 def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
-    """A dotted quad and ``/31`` or ``/32``: the pass renames the quad (equalities are of it) and the length
-    stays in the text (kept).
-
-    The lengths are told by counts over the tokens joined by commas: as many commas as tokens (so none in a
-    token), as many ``/`` as tokens, and as many ``/31,`` and ``/32,`` together; each of those ends at its own
-    comma, so each token ends so and holds no other ``/``."""
-    count = len(tokens)
-    joined = ",".join(tokens) + ","
-    if (joined.count(",") != count or joined.count("/") != count
-            or joined.count("/31,") + joined.count("/32,") != count):
+    """A dotted quad and ``/31`` or ``/32`` (:func:`~fabgen.targets.eos.text.prefixes`): the pass renames the
+    quad (equalities are of it, the token without its last three characters) and the length stays in the text
+    (kept: each token's last character)."""
+    if not prefixes(tokens):
         return None
-    addresses = joined.replace("/31,", ",").replace("/32,", ",").split(",")
-    addresses.pop()
-    return (addresses, ("".join(map(_LAST, tokens)),)) if quads(addresses) else None
+    return list(map(_BEFORE_LENGTH, tokens)), ("".join(map(_LAST, tokens)),)
 
 
 def _network(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
