@@ -63,6 +63,22 @@ def test_prefixes_proved_once_are_proved_as_before(proved: list[str], tokens: li
     assert all(re.fullmatch(rf"{IP}/3[12]", t) for t in text._PREFIXES)
 
 
+def _first_indices(keys: list[str]) -> tuple[int, ...] | None:
+    """The long way: each key's first index, or None when all differ."""
+    found = tuple(keys.index(k) for k in keys)
+    return None if found == tuple(range(len(keys))) else found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("aabbcd"), max_size=7), min_size=1, max_size=12), st.booleans())
+def test_a_partition_tested_against_the_last_is_the_one_built_afresh(lists: list[list[str]], as_tuple: bool) -> None:
+    """:class:`slots._Partition` keeps the last pattern with equalities and tests new keys against it; over runs
+    of key lists that share, nearly share or do not share a pattern, each answer is the one built afresh."""
+    partition = slots._Partition()
+    for keys in lists + [list(reversed(k)) for k in lists] + lists:
+        assert partition.of(tuple(keys) if as_tuple else keys) == _first_indices(keys) == slots._pattern(keys)
+
+
 def test_a_group_signed_last_is_signed_as_a_fresh_proof_signs_it() -> None:
     """One proof signing many edited switches in a row (its last-signature memo in play) signs each as a
     proof that never signed anything."""
