@@ -51,7 +51,7 @@ from typing import Any
 from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
-from fabgen.targets.eos.text import TEXT_TOKENS, quads
+from fabgen.targets.eos.text import TEXT_TOKENS, prefixes, quads
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -111,20 +111,12 @@ def _address(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
 
 
 def _prefix(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
-    """A dotted quad and ``/31`` or ``/32``: the pass renames the quad (equalities are of it) and the length
-    stays in the text (kept).
-
-    The lengths are told by counts over the tokens joined by commas: as many commas as tokens (so none in a
-    token), as many ``/`` as tokens, and as many ``/31,`` and ``/32,`` together; each of those ends at its own
-    comma, so each token ends so and holds no other ``/``."""
-    count = len(tokens)
-    joined = ",".join(tokens) + ","
-    if (joined.count(",") != count or joined.count("/") != count
-            or joined.count("/31,") + joined.count("/32,") != count):
+    """A dotted quad and ``/31`` or ``/32`` (:func:`~fabgen.targets.eos.text.prefixes`): the pass renames the
+    quad (equalities are of it, the token without its last three characters) and the length stays in the text
+    (kept: each token's last character)."""
+    if not prefixes(tokens):
         return None
-    addresses = joined.replace("/31,", ",").replace("/32,", ",").split(",")
-    addresses.pop()
-    return (addresses, ("".join(map(_LAST, tokens)),)) if quads(addresses) else None
+    return list(map(_BEFORE_LENGTH, tokens)), ("".join(map(_LAST, tokens)),)
 
 
 def _network(tokens: Tokens) -> tuple[Sequence[str], tuple[Any, ...]] | None:
@@ -217,13 +209,46 @@ def _constants(text: str, entry: Pass) -> frozenset[str]:
 
 
 def _pattern(keys: Sequence[str]) -> tuple[int, ...] | None:
-    """None when all keys differ (one C-level set; none for a single key), else each key's number of first
-    appearance."""
-    if len(keys) < 2 or len(set(keys)) == len(keys):  # a set is built in about half a dict's time
+    """None when all keys differ (one C-level set; none for a single key), else each key's first index among
+    the keys equal to it (a function of which keys are equal, nothing else)."""
+    count = len(keys)
+    if count < 2 or len(set(keys)) == count:  # a set is built in about half a dict's time
         return None
-    distinct = dict.fromkeys(keys)
-    number = dict(zip(distinct, range(len(distinct)), strict=True))
-    return tuple(map(number.__getitem__, keys))
+    first = dict(zip(reversed(keys), range(count - 1, -1, -1), strict=True))  # earliest index written last
+    return tuple(map(first.__getitem__, keys))
+
+
+class _Partition:
+    """:func:`_pattern` of one group's keys, switch after switch: a fleet's descriptions repeat one pattern
+    (each neighbour's is its port's), so the last pattern with equalities is tested first, by two C-level
+    passes instead of building it again.
+
+    Why the test gives :func:`_pattern`'s answer: ``P`` is a first-index map (``P[P[i]] == P[i] <= i``). If
+    ``keys[P[i]] == keys[i]`` for every ``i`` and the keys at the places ``P`` maps to themselves (its
+    representatives) all differ, then the keys equal to ``keys[i]`` are exactly those ``j`` with
+    ``P[j] == P[i]``, whose smallest is ``P[i]`` itself: ``P`` is the keys' own first-index map."""
+
+    __slots__ = ("_count", "_last", "_representatives", "_same")
+
+    def __init__(self) -> None:
+        self._last: tuple[int, ...] | None = None
+        self._same: Callable[[Sequence[str]], Any] = tuple
+        self._representatives: Callable[[Sequence[str]], Any] = tuple
+        self._count = 0
+
+    def of(self, keys: Sequence[str]) -> tuple[int, ...] | None:
+        last = self._last
+        if last is not None and len(keys) == len(last):
+            same = self._same(keys)
+            if same == (keys if type(keys) is tuple else tuple(keys)) and (
+                    self._count < 2 or len(set(self._representatives(keys))) == self._count):
+                return last
+        found = _pattern(keys)
+        if found is not None:
+            representatives = tuple(i for i, first in enumerate(found) if first == i)
+            self._last, self._same, self._count = found, itemgetter(*found), len(representatives)
+            self._representatives = itemgetter(*representatives) if len(representatives) > 1 else tuple
+        return found
 
 
 _FABGEN = "fabgen-"
@@ -281,6 +306,7 @@ class SlotProof:
                                                        if kind == "name")
             self._names = sum(kind == "name" for kind in kinds.values())
             self._apart = _apart(text)
+        self._partitions = [_Partition() for _ in self._groups]
         self._last: list[tuple[Tokens, Any] | None] = [None] * len(self._groups)
         """Each group's last tokens and what :meth:`_sign` made of them, a function of the tokens alone: a
         fleet's neighbours of one tier mostly have one AS list, so the switch after one signs it again."""
@@ -369,7 +395,7 @@ class SlotProof:
             if last is not None and last[0] == tokens:
                 out.append(last[1])
                 continue
-            signed = self._sign(group, tokens, values)
+            signed = self._sign(group, tokens, values, self._partitions[at])
             if signed is None:
                 return None
             if group.name != "address" or not self._management:  # else it reads the management values too
@@ -385,7 +411,8 @@ class SlotProof:
             return None
         return tuple(out)
 
-    def _sign(self, group: _Group, tokens: Tokens, values: Sequence[str]) -> tuple[Any, ...] | None:
+    def _sign(self, group: _Group, tokens: Tokens, values: Sequence[str],
+              partition: _Partition | None = None) -> tuple[Any, ...] | None:
         found = group.match(tokens)
         if found is None:
             return None
@@ -397,7 +424,7 @@ class SlotProof:
             keys, kept = [*keys, *management[0]], (*kept, management[1])
         if group.constants and not group.constants.isdisjoint(keys):
             return None
-        return _pattern(keys), kept
+        return (_pattern(keys) if partition is None else partition.of(keys)), kept
 
     def _management_keys(self, values: Sequence[str]) -> tuple[list[str], tuple[Any, ...]] | None:
         """A management address (after ``interface Management``): a ``/31`` or ``/32`` one is numbered with

@@ -12,9 +12,10 @@ import re
 import socket
 from collections.abc import Sequence
 from functools import lru_cache
-from operator import attrgetter, methodcaller
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from fabgen.targets.eos.shape import IP
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION
 
 if TYPE_CHECKING:
@@ -27,9 +28,10 @@ SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._,:/()@+=#-]")
 _CLEAN_TEXT = re.compile(r"[A-Za-z0-9._,:/()@+=#-]+(?: [A-Za-z0-9._,:/()@+=#-]+)*")
 """Text :func:`config_text` would return unchanged (safe characters, single inner spaces)."""
 _DOTTED_QUAD = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
-_OCTETS = frozenset(map(str, range(256)))
-"""Every octet of a strict dotted quad: 0-255, no leading zero."""
-_DOTS = methodcaller("count", ".")
+_QUAD_LINES = re.compile(rf"(?:{IP}\n)*{IP}")
+"""Strict dotted quads (``shape.IP``), one a line."""
+_PREFIX_LINES = re.compile(rf"(?:{IP}/3[12]\n)*{IP}/3[12]")
+"""Strict dotted quads with ``/31`` or ``/32``, one a line."""
 _ADDRESS = attrgetter("address")
 
 
@@ -78,23 +80,41 @@ either end), so :mod:`fabgen.targets.eos.slots` needs no second look at a switch
 
 _QUADS: set[str] = set()
 """Addresses :func:`quads` passed: a switch's neighbour addresses are sorted by :func:`by_address`, then
-proved tokens by :mod:`fabgen.targets.eos.slots`, and a leaf's networks are its port addresses, the same
-strings two or three times. Kept by value (an equal string is an equally valid address), bounded."""
+proved tokens by :mod:`fabgen.targets.eos.slots`. Kept by value (an equal string is an equally valid
+address), bounded."""
+_PREFIXES: set[str] = set()
+"""Prefixes :func:`prefixes` passed: a leaf's networks are its port addresses, the same strings again."""
+_PROVED_MOST = 1 << 14
+"""Each proved set is emptied past this many strings: a fleet's switch adds a hundred or so, all its own."""
+
+
+def _lines(tokens: Sequence[str], pattern: re.Pattern[str], proved: set[str]) -> bool:
+    """Each token a line of ``pattern``: the tokens joined by line breaks, as many as joins (so none inside a
+    token), fully matched by one C-level regex (about half the time of splitting the octets out and looking
+    each up); the tokens ``proved`` holds passed already."""
+    if not tokens:
+        return False
+    if proved.issuperset(tokens):
+        return True
+    joined = "\n".join(tokens)
+    if joined.count("\n") != len(tokens) - 1 or not pattern.fullmatch(joined):
+        return False
+    if len(proved) > _PROVED_MOST:
+        proved.clear()
+    proved.update(tokens)
+    return True
 
 
 def quads(addresses: Sequence[str]) -> bool:
     """Each address a strict dotted quad (``shape.IP``): three dots, and every octet one of 0-255 without a
-    leading zero; anything else (a line break, a space, a sign) is no octet. C-level over all of them."""
-    if not addresses:
-        return False
-    if _QUADS.issuperset(addresses):
-        return True
-    if not (set(map(_DOTS, addresses)) == {3} and _OCTETS.issuperset(".".join(addresses).split("."))):
-        return False
-    if len(_QUADS) > 1 << 12:
-        _QUADS.clear()
-    _QUADS.update(addresses)
-    return True
+    leading zero."""
+    return _lines(addresses, _QUAD_LINES, _QUADS)
+
+
+def prefixes(tokens: Sequence[str]) -> bool:
+    """Each token a strict dotted quad and ``/31`` or ``/32`` (``shape.IP`` and the ``/3[12]`` the address
+    passes read after it)."""
+    return _lines(tokens, _PREFIX_LINES, _PREFIXES)
 
 
 def eos_mtu(mtu: int) -> int:

@@ -10,6 +10,7 @@ text vouched for that the full check would refuse, or the other way round.
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,8 +18,10 @@ from test_slots import LAB, _edit, _proofs, _texts
 
 from fabgen.targets.eos import check, slots, text
 from fabgen.targets.eos.session import session_name, session_path
+from fabgen.targets.eos.shape import IP
 
-_PIECES = st.sampled_from(["0", "1", "25", "255", "256", "01", ".", "/31", "/32", " ", "bfd", "b", "fd", "?",
+_PIECES = st.sampled_from(["0", "1", "25", "255", "256", "01", ".", "/31", "/32", "/3", " ", "10.0.0.0/31",
+                           "bfd", "b", "fd", "?",
                            "\t", "\n", "a", "-", "x" * 239, "é", "Z", "10.0.0.1", "fabgen-"])
 _TOKENS = st.lists(st.lists(_PIECES, max_size=6).map("".join), min_size=1, max_size=5)
 
@@ -43,7 +46,37 @@ def test_addresses_proved_once_are_proved_as_before(proved: list[str], tokens: l
     unseen = text.quads(tokens)
     text.quads(proved)
     assert text.quads(tokens) == unseen
+    assert unseen == all(re.fullmatch(IP, t) for t in tokens)
     assert all(text.quads([t]) for t in text._QUADS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TOKENS, _TOKENS)
+def test_prefixes_proved_once_are_proved_as_before(proved: list[str], tokens: list[str]) -> None:
+    """:func:`text.prefixes` too: what it passed before changes no answer, and each string it keeps is a strict
+    quad with ``/31`` or ``/32``, line by line as the address pass reads it."""
+    text._PREFIXES.clear()
+    unseen = text.prefixes(tokens)
+    assert unseen == all(re.fullmatch(rf"{IP}/3[12]", t) for t in tokens)
+    text.prefixes(proved)
+    assert text.prefixes(tokens) == unseen
+    assert all(re.fullmatch(rf"{IP}/3[12]", t) for t in text._PREFIXES)
+
+
+def _first_indices(keys: list[str]) -> tuple[int, ...] | None:
+    """The long way: each key's first index, or None when all differ."""
+    found = tuple(keys.index(k) for k in keys)
+    return None if found == tuple(range(len(keys))) else found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("aabbcd"), max_size=7), min_size=1, max_size=12), st.booleans())
+def test_a_partition_tested_against_the_last_is_the_one_built_afresh(lists: list[list[str]], as_tuple: bool) -> None:
+    """:class:`slots._Partition` keeps the last pattern with equalities and tests new keys against it; over runs
+    of key lists that share, nearly share or do not share a pattern, each answer is the one built afresh."""
+    partition = slots._Partition()
+    for keys in lists + [list(reversed(k)) for k in lists] + lists:
+        assert partition.of(tuple(keys) if as_tuple else keys) == _first_indices(keys) == slots._pattern(keys)
 
 
 def test_a_group_signed_last_is_signed_as_a_fresh_proof_signs_it() -> None:
