@@ -9,6 +9,7 @@ import pytest
 
 from fabgen.errors import Problem
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.targets.hostnet import boot
 from fabgen.targets.hostnet.boot import boot_problems
 from tests.helpers import example
 
@@ -50,9 +51,14 @@ def _mutants(line: str, rng: random.Random) -> list[str]:
     return out
 
 
-def test_generated_files_pass_both() -> None:
-    for path, text in _generated().items():
+def test_generated_files_pass_both_and_by_the_whole_text_proof() -> None:
+    files = _generated()
+    for path, text in files.items():
         assert boot_problems(path, text) == _reference(path, text) == []
+        whole = boot._UNIT_TEXT if path.endswith(".service") else boot._UDEV_TEXT if path.endswith(".rules") else \
+            boot._LLDPD_TEXT
+        assert whole.fullmatch(text), path  # the fast path is the one a generated file takes
+    assert len(files) == 3
 
 
 def test_planted_and_random_lines_agree_with_the_regular_expressions() -> None:
@@ -74,6 +80,22 @@ def test_planted_and_random_lines_agree_with_the_regular_expressions() -> None:
         text = "\n".join(lines)
         assert boot_problems(path, text) == _reference(path, text)
     assert 500 < refused < 3 * len(lines) - 30  # both kinds of answer were exercised, for every kind of file
+
+
+def test_random_files_agree_with_the_regular_expressions() -> None:
+    """Files of a few lines, most of them good ones: the whole-text proof decides, or the per-line tests do."""
+    rng = random.Random(3)
+    generated = [line for text in _generated().values() for line in text.splitlines()]
+    pool = generated + [mutant for seed in generated for mutant in _mutants(seed, rng)][:400]
+    accepted = {path: 0 for path in _PATHS}
+    for _ in range(1500):
+        picked = [rng.choice(generated) if rng.random() < 0.8 else rng.choice(pool) for _ in range(rng.randrange(1, 6))]
+        text = rng.choice(["\n", "\r\n", "\n\n"]).join(picked) + rng.choice(["", "\n"])
+        for path in _PATHS:
+            found = boot_problems(path, text)
+            assert found == _reference(path, text), (path, text)
+            accepted[path] += not found
+    assert all(count > 50 for count in accepted.values()), accepted
 
 
 @pytest.mark.parametrize("path", _PATHS)
