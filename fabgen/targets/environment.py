@@ -68,7 +68,9 @@ class GuardedTemplate(Template):
     Merging the layers with ``dict.update``, last layer first, gives the same
     names in the same order with the same values (the first layer holding a
     name wins); any other case (shared, locals, a layer that is not a plain
-    dict) is Jinja's own code.
+    dict) is Jinja's own code. The context's ``globals_keys`` come from the
+    merged dict, the same names, rather than from walking the ChainMap again
+    (``set(ChainMap)`` runs Python code: a fifth of a small file's first render).
     """
 
     def new_context(self, vars: dict[str, Any] | None = None, shared: bool = False,
@@ -80,7 +82,7 @@ class GuardedTemplate(Template):
         for layer in reversed(layers.maps):
             merged.update(layer)
         parent = dict(merged, **vars) if vars else merged
-        return self.environment.context_class(self.environment, parent, self.name, self.blocks, globals=layers)
+        return self.environment.context_class(self.environment, parent, self.name, self.blocks, globals=merged)
 
 
 class GuardedEnvironment(Environment):

@@ -1,0 +1,103 @@
+"""host-boot's line check by plain string tests accepts and refuses exactly what its regular expressions did."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from fabgen.errors import Problem
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.targets.hostnet import boot
+from fabgen.targets.hostnet.boot import boot_problems
+from tests.helpers import example
+
+# The rules as they were written before (fabgen/targets/hostnet/boot.py), kept here as the reference.
+_UNIT_LINE = re.compile(r"^(?:\[(Unit|Service|Install)\]|(Description|Wants|After|Before|Type|RemainAfterExit|ExecStart|"
+                        r"WantedBy)=([^\s].*))$")
+_UDEV_LINE = re.compile(r'^ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+                        r'RUN\+="/usr/bin/systemctl --no-block restart fabgen-roce-nic\.service"$')
+_LLDPD_LINE = re.compile(r"^configure (?:system interface pattern [A-Za-z0-9_.,-]{1,1000}|lldp portidsubtype ifname)$")
+
+
+def _reference(path: str, text: str) -> list[Problem]:
+    pattern = (_UNIT_LINE if path.endswith(".service") else _UDEV_LINE if path.endswith(".rules") else _LLDPD_LINE)
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        if not pattern.match(line) or line.endswith("\\") or ("%" in line and path.endswith(".service")):
+            problems.append(Problem(f"unexpected line {line!r}", file=path, line=number))
+    return problems
+
+
+_PATHS = ("p/fabgen-roce-nic.service", "p/99-fabgen-roce-nic.rules", "p/lldpd.conf")
+_NOISE = ["=", "%", "\\", " ", "\t", "\xa0", "\u2003", "\x0b", "\r", "\n", "[", "]", "#", "a", "Z", "9", "_", ".", ",",
+          "-", "/", '"', "+", "é", "\x00", "\u2028"]
+
+
+def _generated() -> dict[str, str]:
+    return render_fabric(plan_fabric(load_spec(example("lab"))), targets=["host-boot"])
+
+
+def _mutants(line: str, rng: random.Random) -> list[str]:
+    """The line with a character changed, inserted or removed, cut short, or doubled."""
+    out = [line[:cut] for cut in range(0, len(line) + 1, max(1, len(line) // 6))] + [line + line, line + "\\"]
+    for _ in range(12):
+        at = rng.randrange(len(line) + 1)
+        noise = rng.choice(_NOISE)
+        out += [line[:at] + noise + line[at:], line[:at] + noise + line[at + 1:], line[:at] + line[at + 1:]]
+    return out
+
+
+def test_generated_files_pass_both_and_by_the_whole_text_proof() -> None:
+    files = _generated()
+    for path, text in files.items():
+        assert boot_problems(path, text) == _reference(path, text) == []
+        whole = boot._UNIT_TEXT if path.endswith(".service") else boot._UDEV_TEXT if path.endswith(".rules") else \
+            boot._LLDPD_TEXT
+        assert whole.fullmatch(text), path  # the fast path is the one a generated file takes
+    assert len(files) == 3
+
+
+def test_planted_and_random_lines_agree_with_the_regular_expressions() -> None:
+    rng = random.Random(17)
+    seeds = [line for text in _generated().values() for line in text.splitlines()]
+    seeds += ["[Unit]", "[Install]", "[unit]", "Wants= x", "Wants=\xa0x", "Wants=", "WantsX=y", "Type==x", "=x",
+              "configure system interface pattern " + "a" * 1000, "configure system interface pattern " + "a" * 1001,
+              "configure system interface pattern ", "configure lldp portidsubtype ifname ", "ExecStart=%h/x",
+              "Description=a\\", "Wants=x\x85y", "After=\u2028x", "Before=\x1cx"]
+    lines = [mutant for seed in seeds for mutant in _mutants(seed, rng)] + seeds
+    lines += ["".join(rng.choice(_NOISE) for _ in range(rng.randrange(1, 8))) for _ in range(300)]
+    refused = 0
+    for path in _PATHS:
+        for line in lines:
+            text = f"# head\n{line}\n\n"
+            found = boot_problems(path, text)
+            assert found == _reference(path, text), (path, line)
+            refused += bool(found)
+        text = "\n".join(lines)
+        assert boot_problems(path, text) == _reference(path, text)
+    assert 500 < refused < 3 * len(lines) - 30  # both kinds of answer were exercised, for every kind of file
+
+
+def test_random_files_agree_with_the_regular_expressions() -> None:
+    """Files of a few lines, most of them good ones: the whole-text proof decides, or the per-line tests do."""
+    rng = random.Random(3)
+    generated = [line for text in _generated().values() for line in text.splitlines()]
+    pool = generated + [mutant for seed in generated for mutant in _mutants(seed, rng)][:400]
+    accepted = {path: 0 for path in _PATHS}
+    for _ in range(1500):
+        picked = [rng.choice(generated) if rng.random() < 0.8 else rng.choice(pool) for _ in range(rng.randrange(1, 6))]
+        text = rng.choice(["\n", "\r\n", "\n\n"]).join(picked) + rng.choice(["", "\n"])
+        for path in _PATHS:
+            found = boot_problems(path, text)
+            assert found == _reference(path, text), (path, text)
+            accepted[path] += not found
+    assert all(count > 50 for count in accepted.values()), accepted
+
+
+@pytest.mark.parametrize("path", _PATHS)
+def test_an_unknown_line_is_located(path: str) -> None:
+    assert [(p.line, p.file) for p in boot_problems(path, "# ok\n\nExecStartPre=/bin/rm -rf /\n")] == [(3, path)]
