@@ -247,8 +247,9 @@ def _render_switches(context: RenderContext,
     Once every OS of a batch has a proved shape (:data:`_PROVED_PARTS`, from
     an earlier batch, still passed), the batch is one pass: the names' safety, then each
     switch's OS looked up as its list is joined (no set of the batch's OSes
-    first, no shape checked again). An OS not proved yet, or one that installs
-    nothing, takes the path that proves it.
+    first, no shape checked again); a batch of one OS, the usual case, is
+    :func:`_one_os_rows`, including the batch that proved it. An OS not proved
+    yet, or one that installs nothing, takes the path that proves it.
     """
     names = list(map(_first, pairs))
     if not all_safe(names):
@@ -269,6 +270,8 @@ def _render_switches(context: RenderContext,
         return None
     parts = {os: shape.split("@") for os, shape in shapes.items() if shape is not None}
     _PROVED_PARTS.update((os, (shape, parts[os])) for os, shape in shapes.items() if shape is not None)
+    if len(shapes) == 1 and oses[0] in parts:  # the batch that proved its one OS is made the one-OS way too
+        return _one_os_rows(names, parts[oses[0]]), []
     return [(f"switches/{name}.install.json", name.join(parts[switch.os]), (SWITCH_TARGET_NAME, name))
             for name, switch in pairs if switch.os in parts], []
 
