@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from itertools import repeat
-from operator import attrgetter, itemgetter
 
 from fabgen.errors import Problem
 from fabgen.plan.host_intents import topology_file_path
@@ -247,21 +245,16 @@ def _render_switches(context: RenderContext,
     Once every OS of a batch has a proved shape (:data:`_PROVED_PARTS`, from
     an earlier batch, still passed), the batch is one pass: the names' safety, then each
     switch's OS looked up as its list is joined (no set of the batch's OSes
-    first, no shape checked again); a batch of one OS, the usual case, is
-    :func:`_one_os_rows`, including the batch that proved it. An OS not proved
-    yet, or one that installs nothing, takes the path that proves it.
+    first, no shape checked again). An OS not proved yet, or one that installs
+    nothing, takes the path that proves it.
     """
-    names = list(map(_first, pairs))
+    names = [name for name, _ in pairs]
     if not all_safe(names):
         return None
-    oses = list(map(_os, map(_second, pairs)))
-    one = _PROVED_PARTS.get(oses[0])
-    if one is not None and oses.count(oses[0]) == len(oses) and shape_passed(one[0]):
-        return _one_os_rows(names, one[1]), []
     proved = {os: parts for os, (shape, parts) in _PROVED_PARTS.items() if shape_passed(shape)}
     try:  # name.join(parts) is shape.replace("@", name), in a third of the time
-        return [(f"switches/{name}.install.json", name.join(proved[os]), (SWITCH_TARGET_NAME, name))
-                for name, os in zip(names, oses, strict=True)], []
+        return [(f"switches/{name}.install.json", name.join(proved[switch.os]), (SWITCH_TARGET_NAME, name))
+                for name, switch in pairs], []
     except KeyError:
         pass
     shapes = {os: _switch_shape(os) for os in {switch.os for _, switch in pairs}}
@@ -270,26 +263,8 @@ def _render_switches(context: RenderContext,
         return None
     parts = {os: shape.split("@") for os, shape in shapes.items() if shape is not None}
     _PROVED_PARTS.update((os, (shape, parts[os])) for os, shape in shapes.items() if shape is not None)
-    if len(shapes) == 1 and oses[0] in parts:  # the batch that proved its one OS is made the one-OS way too
-        return _one_os_rows(names, parts[oses[0]]), []
     return [(f"switches/{name}.install.json", name.join(parts[switch.os]), (SWITCH_TARGET_NAME, name))
             for name, switch in pairs if switch.os in parts], []
-
-
-def _one_os_rows(names: list[str], parts: list[str]) -> list[Rendered]:
-    """The rows of safe-named switches of one proved OS, every per-switch step a C loop (no bytecode per switch).
-
-    The paths are one join split at newlines, which no safe name holds; each
-    text is ``name.join(parts)`` mapped over the names; the rows are zipped.
-    That is the comprehension above in about half its time, which at 2,048
-    switches was most of what this target cost beyond its bytes.
-    """
-    paths = ("switches/" + ".install.json\nswitches/".join(names) + ".install.json").split("\n")
-    return list(zip(paths, map(str.join, names, repeat(parts)), zip(repeat(SWITCH_TARGET_NAME), names, strict=False),
-                    strict=True))
-
-
-_first, _second, _os = itemgetter(0), itemgetter(1), attrgetter("os")
 
 
 _PROVED_PARTS: dict[str, tuple[str, list[str]]] = {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from operator import attrgetter
 from typing import Any
 
 from fabgen.device_match import device_matches as device_matches
@@ -88,12 +87,9 @@ def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
     if target.scope == "profile":
         return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
     devices = plan.switches if target.scope == "switch" else plan.hosts
-    if target.applies is every_device:  # no call per device, and the pairs made by zip in C, not a comprehension
-        return list(zip(map(_name, devices), devices, strict=True))
+    if target.applies is every_device:  # no call per device
+        return [(d.name, d) for d in devices]
     return [(d.name, d) for d in devices if target.applies(d)]
-
-
-_name = attrgetter("name")
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:
