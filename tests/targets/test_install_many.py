@@ -222,3 +222,22 @@ def test_an_unsafe_name_after_the_shapes_are_proved_still_goes_the_per_device_wa
     assert install._render_switches(context, [("sw1", good)]) is not None and install._PROVED_PARTS
     for bad in ("b\nc", "x@y", "a/b", "-a", ""):
         assert install._render_switches(context, [("sw1", good), (bad, SimpleNamespace(name=bad, os="eos"))]) is None
+
+
+def test_a_batch_of_one_proved_os_is_the_per_device_render(fresh: None) -> None:
+    """The one-OS batch (paths from one join split at newlines, texts mapped, rows zipped) gives the per-device rows;
+    a verdict reset, or an OS not proved yet, sends it the proving way, which gives them too."""
+    context: Any = SimpleNamespace(plan=None)
+    for os in ("eos", "sonic", "cumulus"):
+        switches: Any = [SimpleNamespace(name=name, os=os) for name in ("a", "leaf-r0-p00-01", "Z9.x_y", "a")]
+        pairs = [(s.name, s) for s in switches]
+        expected = [(path, text, ("install-switches", s.name)) for s in switches
+                    for path, text in install._render_switch(context, s).items()]
+        assert len(expected) == len(switches)
+        for _ in range(2):  # proves the OS, then the one-OS pass
+            assert install._render_switches(context, pairs) == (expected, [])
+            assert install._PROVED_PARTS[os][0] in install_check._PASSED
+        install_check._PASSED.discard(install._PROVED_PARTS[os][0])
+        assert install._render_switches(context, pairs) == (expected, [])
+    nothing: Any = [(n, SimpleNamespace(name=n, os="other")) for n in ("a", "b")]
+    assert install._render_switches(context, nothing) == ([], [])
