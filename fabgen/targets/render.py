@@ -19,6 +19,7 @@ from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.base import Rendered as Rendered
 from fabgen.targets.environment import environment
 from fabgen.targets.registry import device_matches, devices_of, select_targets
+from fabgen.targets.template_cache import template_cache
 
 
 def render_files(
@@ -124,6 +125,7 @@ def _render_batches(plan: FabricPlan, work: Work, templates: Path | None,
             else:
                 problems.extend(many[1])
                 yield many[0]
+    template_cache.store_bundles()  # what this render compiled or read from entries, for the next process
 
 
 def _render_one_by_one(context: RenderContext, target: Target, pairs: list[tuple[str, Any]], templates: Path | None,

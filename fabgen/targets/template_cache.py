@@ -47,7 +47,8 @@ digest match what it just read; those become templates at once, and each later
 fresh as an entry read at that moment would be (Jinja itself, with
 ``auto_reload`` off, keeps a loaded template for the environment's life). A
 template that is not a fresh member loads through its entry or compiles, and
-the bundle is rewritten with it. A bad bundle (MAC, truncation, another
+the bundle is stored again with it once the render is done (one write, not one
+per template). A bad bundle (MAC, truncation, another
 bundle's file, a malformed member list) gets one ``fabgen: cache:`` line and is
 ignored, then replaced; a user's overlay never reaches the bundle, since
 :class:`~jinja2.ChoiceLoader` asks the overlay's loader first and an overlay
@@ -172,13 +173,15 @@ _Member = tuple[str, str, bytes]
 class _Bundle:
     """One environment's bundle for one shipped directory: its members as verified, the templates not yet handed out."""
 
-    __slots__ = ("key", "members", "ready", "store")
+    __slots__ = ("key", "members", "ready", "store", "unstored")
 
     def __init__(self, key: str, store: tuple[str, bytes] | None) -> None:
         self.key = key
         self.store = store
         self.members: dict[str, _Member] = {}
         self.ready: dict[str, Template] = {}
+        self.unstored = False
+        """Members were added since the bundle was read or last stored (:meth:`TemplateCache.store_bundles`)."""
 
 
 class TemplateCache(BytecodeCache):
@@ -193,6 +196,7 @@ class TemplateCache(BytecodeCache):
     def __init__(self, note: user_cache.Note = user_cache.note_once) -> None:
         self.note = note
         self._states: weakref.WeakKeyDictionary[Environment, _EnvironmentState] = weakref.WeakKeyDictionary()
+        self._unstored: list[_Bundle] = []
 
     def _state(self, environment: Environment) -> _EnvironmentState:
         state = self._states.get(environment)
@@ -265,21 +269,16 @@ class TemplateCache(BytecodeCache):
 
     def _verified(self, data: bytes, bucket: Bucket, secret: bytes) -> types.CodeType | None:
         """The entry's code if its MAC, name and source digest check (marshal runs only after the MAC)."""
-        if len(data) < HEADER_BYTES + _MAC_BYTES or not data.startswith(MAGIC):
-            self.note(f"ignoring template entry {bucket.key[:16]}: truncated or not a fabgen template entry")
+        body = _authenticated(data, MAGIC, bucket.key, secret, "entry", "it holds another template's code")
+        if not isinstance(body, str) and len(body) < 32:
+            body = "truncated or not a fabgen template entry"
+        if isinstance(body, str):
+            self.note(f"ignoring template entry {bucket.key[:16]}: {body}")
             return None
-        view = memoryview(data)
-        if not hmac.compare_digest(view[-_MAC_BYTES:], hmac.digest(secret, view[:-_MAC_BYTES], "sha256")):
-            self.note(f"ignoring template entry {bucket.key[:16]}: authentication failed "
-                      "(tampered, truncated, or written under another secret)")
-            return None
-        if view[len(MAGIC):len(MAGIC) + 32] != bytes.fromhex(bucket.key):
-            self.note(f"ignoring template entry {bucket.key[:16]}: it holds another template's code")
-            return None
-        if view[len(MAGIC) + 32:HEADER_BYTES] != bytes.fromhex(bucket.checksum):
+        if body[:32] != bytes.fromhex(bucket.checksum):
             return None  # the template was edited since: a plain miss, compiled and stored again
         try:
-            code = marshal.loads(view[HEADER_BYTES:-_MAC_BYTES])
+            code = marshal.loads(body[32:])
         except (ValueError, TypeError, EOFError) as exc:
             self.note(f"ignoring template entry {bucket.key[:16]}: {exc}")
             return None
@@ -315,7 +314,12 @@ class TemplateCache(BytecodeCache):
         return ready.pop(name, None)
 
     def remember(self, environment: Environment, loader: FileSystemLoader, name: str, bucket: Bucket) -> None:
-        """``name`` was loaded outside the bundle (its entry, or compiled): put it in and store the bundle again."""
+        """``name`` was loaded outside the bundle (its entry, or compiled): make it a member, stored later.
+
+        Stored by :meth:`store_bundles` once the render is done, not here: a cold
+        cache loads every template outside the bundle, and writing the growing
+        bundle once per template wrote it 28 times.
+        """
         bundle = self._bundle(environment, loader)
         if bundle.store is None or bucket.code is None:
             return
@@ -323,13 +327,24 @@ class TemplateCache(BytecodeCache):
         if known is not None and known[:2] == (bucket.key, bucket.checksum):
             return  # already a member (Jinja's in-memory cache dropped the template): nothing to store
         bundle.members[name] = (bucket.key, bucket.checksum, marshal.dumps(bucket.code))
-        entries, secret = bundle.store
-        body = (BUNDLE_MAGIC + bytes.fromhex(bundle.key)
-                + marshal.dumps(tuple((member, *bundle.members[member]) for member in sorted(bundle.members))))
-        path = Path(entries) / f"bundle-{bundle.key}"
-        problem = user_cache.atomic_write(path, body, hmac.digest(secret, body, "sha256"))
-        if problem:
-            self.note(f"template bundle not stored: {problem}")
+        if not bundle.unstored:
+            bundle.unstored = True
+            self._unstored.append(bundle)
+
+    def store_bundles(self) -> None:
+        """Write every bundle that gained members (:meth:`remember`) since it was read or last stored."""
+        pending, self._unstored = self._unstored, []
+        for bundle in pending:
+            bundle.unstored = False
+            if bundle.store is None:
+                continue
+            entries, secret = bundle.store
+            body = (BUNDLE_MAGIC + bytes.fromhex(bundle.key)
+                    + marshal.dumps(tuple((member, *bundle.members[member]) for member in sorted(bundle.members))))
+            problem = user_cache.atomic_write(Path(entries) / f"bundle-{bundle.key}", body,
+                                              hmac.digest(secret, body, "sha256"))
+            if problem:
+                self.note(f"template bundle not stored: {problem}")
 
     def _bundle(self, environment: Environment, loader: FileSystemLoader) -> _Bundle:
         """This environment's bundle for ``loader``'s directory, read and verified at its first use."""
@@ -392,20 +407,35 @@ class TemplateCache(BytecodeCache):
 
 def _bundle_rows(data: bytes, key: str, secret: bytes) -> list[tuple[str, _Member]] | str:
     """A bundle's members, or why it is not used: ``marshal`` runs only once the MAC and the bundle's key check."""
-    view = memoryview(data)
-    if len(data) < BUNDLE_HEADER_BYTES + _MAC_BYTES or not data.startswith(BUNDLE_MAGIC):
-        return "truncated or not a fabgen template bundle"
-    if not hmac.compare_digest(view[-_MAC_BYTES:], hmac.digest(secret, view[:-_MAC_BYTES], "sha256")):
-        return "authentication failed (tampered, truncated, or written under another secret)"
-    if view[len(BUNDLE_MAGIC):BUNDLE_HEADER_BYTES] != bytes.fromhex(key):
-        return "it is another environment's bundle"
+    body = _authenticated(data, BUNDLE_MAGIC, key, secret, "bundle", "it is another environment's bundle")
+    if isinstance(body, str):
+        return body
     try:
-        members = marshal.loads(view[BUNDLE_HEADER_BYTES:-_MAC_BYTES])
+        members = marshal.loads(body)
     except (ValueError, TypeError, EOFError) as exc:
         return str(exc)
     if not _well_formed(members):
         return "not a list of templates"
     return [(row[0], (row[1], row[2], row[3])) for row in members]
+
+
+def _authenticated(data: bytes, magic: bytes, key: str, secret: bytes, kind: str, elsewhere: str) -> memoryview | str:
+    """What follows ``magic`` and the raw ``key`` up to the MAC, once the MAC and then the key check; else why not.
+
+    An entry and a bundle are laid out alike (magic, key, payload, HMAC-SHA256 of
+    all before it), so both are authenticated here, in this order: nothing of the
+    payload is looked at before the MAC checks, and ``elsewhere`` says what a
+    genuine file under the wrong name is (two entries' files swapped).
+    """
+    header = len(magic) + 32
+    if len(data) < header + _MAC_BYTES or not data.startswith(magic):
+        return f"truncated or not a fabgen template {kind}"
+    view = memoryview(data)
+    if not hmac.compare_digest(view[-_MAC_BYTES:], hmac.digest(secret, view[:-_MAC_BYTES], "sha256")):
+        return "authentication failed (tampered, truncated, or written under another secret)"
+    if view[len(magic):header] != bytes.fromhex(key):
+        return elsewhere
+    return view[header:-_MAC_BYTES]
 
 
 def _well_formed(members: object) -> bool:

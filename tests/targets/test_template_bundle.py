@@ -115,6 +115,7 @@ def test_a_member_under_another_name_is_not_used(tmp_path: Path, cache: Path, mo
             env, "host-net/lldpd.conf.j2", None, "x")
         bucket.code = compile("", "x", "exec")
         template_cache.template_cache.remember(env, env.loader.loaders[-1], "x", bucket)  # type: ignore[attr-defined]
+        template_cache.template_cache.store_bundles()
     finally:
         environment.cache_clear()
     run = _generate(cache, tmp_path / "t", *BOOT_ONLY)
@@ -152,3 +153,31 @@ def test_an_overlay_wins_over_the_bundle(tmp_path: Path, cache: Path) -> None:
     run = _generate(cache, tmp_path / "o", *BOOT_ONLY, "--templates", str(tmp_path / "overlay"))
     assert run.compiled == 3 and run.stderr == ""  # the overlay, and the two shipped ones in the sandbox's environment
     assert b"Port IDs" in b"".join(_tree(tmp_path / "o").values())
+
+
+def test_a_cold_render_stores_the_bundle_once_with_every_template_it_loaded(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold cache loads every template outside the bundle; the bundle is written once, when the render is done."""
+    from fabgen import user_cache
+    from fabgen.pipeline import load_spec, plan_fabric
+    from fabgen.targets.render import render_files
+
+    writes: list[str] = []
+    real_write = user_cache.atomic_write
+
+    def counting(path: Path, *parts: bytes) -> str | None:
+        writes.append(path.name)
+        return real_write(path, *parts)
+
+    monkeypatch.setattr(user_cache, "atomic_write", counting)
+    monkeypatch.setenv("FABGEN_CACHE_DIR", str(cache))
+    environment.cache_clear()
+    try:
+        render_files(plan_fabric(load_spec(example("lab"))))
+    finally:
+        environment.cache_clear()
+    bundle_writes = [name for name in writes if name.startswith("bundle-")]
+    assert len(bundle_writes) == 1 and len(writes) - 1 == len(_entries(cache)) > 3, writes
+    (bundle,) = _bundles(cache)
+    members = {row[0] for row in marshal.loads(bundle.read_bytes()[template_cache.BUNDLE_HEADER_BYTES:-32])}
+    assert len(members) == len(_entries(cache)), members  # every template compiled (each got its entry) is a member
