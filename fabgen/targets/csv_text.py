@@ -11,10 +11,12 @@ How "no cell needed quoting" is decided without looking at each cell: the
 ``\\r`` deleted, one C pass) of R rows of C columns joined plainly is exactly
 ``(C - 1) commas + newline`` R times when no cell holds one of those four
 characters; given that every row has C cells and the text R newlines, it differs
-when any cell does (an extra comma, or a quote or carriage return kept). Those four are exactly what makes Python's
-``QUOTE_MINIMAL`` quote a field, so an equal skeleton means the join *is* the
-writer's output. The same skeleton, taken of a text someone hands the output
-check, proves every line has the header's width, with no quoted field to parse.
+when any cell does (an extra comma, or a quote or carriage return kept). Those
+four are what makes :func:`csv_text` quote a field (the first three make
+Python's ``QUOTE_MINIMAL`` do it; a carriage return it would leave bare, see
+:func:`csv_text`), so an equal skeleton means the join *is* the output. The same
+skeleton, taken of a text someone hands the output check, proves every line has
+the header's width, with no quoted field to parse.
 """
 
 from __future__ import annotations
@@ -55,13 +57,20 @@ def joined_plain(text: str, columns: int, lines: int) -> bool:
 
 
 def csv_text(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """The bytes ``csv.writer(lineterminator="\\n")`` writes for a header and rows of strings, by a join when it can."""
+    """The bytes ``csv.writer(lineterminator="\\n")`` writes for a header and rows of strings, by a join when it can.
+
+    One exception, so that the file reads back as the rows it was made of: a row
+    with a carriage return in a cell has all its cells quoted.
+    """
     text = "\n".join([",".join(columns), *map(",".join, rows)]) + "\n"
     # A cell's comma can pass for the separator of a missing cell, so every row must be the header's width.
     if set(map(len, rows)) <= {len(columns)} and joined_plain(text, len(columns), len(rows) + 1):
         return text
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
+    # The writer leaves a bare carriage return unquoted when lines end in "\n", and every reader then splits
+    # the row there; a row holding one is written with every cell quoted, which reads back as written.
+    carriage = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in (columns, *rows):
+        (carriage if any("\r" in cell for cell in row) else writer).writerow(row)
     return out.getvalue()
