@@ -38,6 +38,18 @@ def test_texts_proved_by_config_texts_match_as_before(proved: list[str], tokens:
     assert all(slots._text((t,)) is not None for t in text.TEXT_TOKENS)
 
 
+
+@settings(max_examples=400, deadline=None)
+@given(_TOKENS, _TOKENS)
+def test_config_texts_of_proved_values_are_config_text_of_each(proved: list[str], tokens: list[str]) -> None:
+    """:func:`text.config_texts` returns values :data:`text.TEXT_TOKENS` holds at once: after any values were
+    seen (the tokens themselves, some of them, others), each answer is still :func:`text.config_text` of each."""
+    for seen in (proved, tokens, tokens[:1], proved + tokens):
+        text.TEXT_TOKENS.clear()
+        text.config_texts(seen)
+        assert text.config_texts(tokens) == [text.config_text(t) for t in tokens]
+        assert text.config_texts(list(tokens)) == [text.config_text(t) for t in tokens]
+
 @settings(max_examples=400, deadline=None)
 @given(_TOKENS, _TOKENS)
 def test_addresses_proved_once_are_proved_as_before(proved: list[str], tokens: list[str]) -> None:
