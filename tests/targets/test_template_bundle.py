@@ -152,3 +152,32 @@ def test_an_overlay_wins_over_the_bundle(tmp_path: Path, cache: Path) -> None:
     run = _generate(cache, tmp_path / "o", *BOOT_ONLY, "--templates", str(tmp_path / "overlay"))
     assert run.compiled == 3 and run.stderr == ""  # the overlay, and the two shipped ones in the sandbox's environment
     assert b"Port IDs" in b"".join(_tree(tmp_path / "o").values())
+
+
+def test_admitted_templates_are_jinja_cache_hits_and_never_shadow_an_overlay(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the bundle is read, a shipped template's first ``get_template`` asks no loader; behind an overlay,
+    nothing is put in Jinja's cache ahead of the overlay's loader."""
+    _warm(tmp_path, cache, *BOOT_ONLY)
+    monkeypatch.setenv("FABGEN_CACHE_DIR", str(cache))
+    names = ("host-net/udev.rules.j2", "host-net/lldpd.conf.j2")
+    environment.cache_clear()
+    try:
+        env = environment()
+        env.get_template("host-net/fabgen-roce-nic.service.j2")  # reads the bundle
+        asked: list[str] = []
+        monkeypatch.setattr(type(env.loader), "load", lambda self, e, name, g=None: asked.append(name))
+        served = [env.get_template(name) for name in names]
+        assert asked == [] and [t.filename for t in served] == [str(ROOT / "templates" / n) for n in names]
+        assert served[1].render(cluster="c", profile="p", dest="d", pattern="eth0").endswith("ifname\n")
+        monkeypatch.undo()
+        monkeypatch.setenv("FABGEN_CACHE_DIR", str(cache))
+        overlay = tmp_path / "overlay" / "host-net"
+        overlay.mkdir(parents=True)
+        _generate(cache, tmp_path / "o", *BOOT_ONLY, "--templates", str(tmp_path / "overlay"))  # its own bundle
+        (overlay / "lldpd.conf.j2").write_text("overlay\n")
+        sandboxed = environment(tmp_path / "overlay")
+        sandboxed.get_template("host-net/udev.rules.j2")  # reads that bundle, which holds the shipped lldpd.conf
+        assert sandboxed.get_template("host-net/lldpd.conf.j2").render() == "overlay\n"
+    finally:
+        environment.cache_clear()
