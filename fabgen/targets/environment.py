@@ -185,6 +185,7 @@ def environment(user_templates: Path | None = None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,
+        cache_size=-1,  # a plain dict: Jinja's LRU locks and walks a deque on every hit (eos asks once per switch)
         bytecode_cache=template_cache,
     )
     env.filters["shell_quote"] = shell_quote

@@ -181,3 +181,32 @@ def test_a_cold_render_stores_the_bundle_once_with_every_template_it_loaded(
     (bundle,) = _bundles(cache)
     members = {row[0] for row in marshal.loads(bundle.read_bytes()[template_cache.BUNDLE_HEADER_BYTES:-32])}
     assert len(members) == len(_entries(cache)), members  # every template compiled (each got its entry) is a member
+
+
+def test_admitted_templates_are_jinja_cache_hits_and_never_shadow_an_overlay(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the bundle is read, a shipped template's first ``get_template`` asks no loader; behind an overlay,
+    nothing is put in Jinja's cache ahead of the overlay's loader."""
+    _warm(tmp_path, cache, *BOOT_ONLY)
+    monkeypatch.setenv("FABGEN_CACHE_DIR", str(cache))
+    names = ("host-net/udev.rules.j2", "host-net/lldpd.conf.j2")
+    environment.cache_clear()
+    try:
+        env = environment()
+        env.get_template("host-net/fabgen-roce-nic.service.j2")  # reads the bundle
+        asked: list[str] = []
+        monkeypatch.setattr(type(env.loader), "load", lambda self, e, name, g=None: asked.append(name))
+        served = [env.get_template(name) for name in names]
+        assert asked == [] and [t.filename for t in served] == [str(ROOT / "templates" / n) for n in names]
+        assert served[1].render(cluster="c", profile="p", dest="d", pattern="eth0").endswith("ifname\n")
+        monkeypatch.undo()
+        monkeypatch.setenv("FABGEN_CACHE_DIR", str(cache))
+        overlay = tmp_path / "overlay" / "host-net"
+        overlay.mkdir(parents=True)
+        _generate(cache, tmp_path / "o", *BOOT_ONLY, "--templates", str(tmp_path / "overlay"))  # its own bundle
+        (overlay / "lldpd.conf.j2").write_text("overlay\n")
+        sandboxed = environment(tmp_path / "overlay")
+        sandboxed.get_template("host-net/udev.rules.j2")  # reads that bundle, which holds the shipped lldpd.conf
+        assert sandboxed.get_template("host-net/lldpd.conf.j2").render() == "overlay\n"
+    finally:
+        environment.cache_clear()

@@ -8,6 +8,7 @@ install map (:mod:`fabgen.targets.install`) puts them on each host.
 from __future__ import annotations
 
 import re
+import string
 
 from fabgen.errors import Problem
 from fabgen.targets.base import RenderContext, Target
@@ -73,7 +74,10 @@ _UDEV_LINE = ('ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
               'RUN+="/usr/bin/systemctl --no-block restart fabgen-roce-nic.service"')
 _LLDPD_IFNAME = "configure lldp portidsubtype ifname"
 _LLDPD_PATTERN = "configure system interface pattern "
-_PATTERN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-"
+_PATTERN_CHARS = string.ascii_letters + string.digits + "_.,-"
+"""What a netdev name in lldpd's interface pattern may hold; the whole-text proof's character class is built from
+this string, so the two tests of a pattern line cannot drift apart."""
+_PATTERN_CLASS = "[" + "".join(map(re.escape, _PATTERN_CHARS)) + "]"
 
 
 def _unit_line(line: str) -> bool:
@@ -113,7 +117,7 @@ def _whole(directive: str) -> re.Pattern[str]:
 _UNIT_TEXT = _whole(r"\[(?:Unit|Service|Install)\]|(?:" + "|".join(sorted(_UNIT_KEYS))
                     + rf")=(?:[^\s%\\]|[^\s%][^%{_BREAKS}]*[^%\\{_BREAKS}])")
 _UDEV_TEXT = _whole(re.escape(_UDEV_LINE))
-_LLDPD_TEXT = _whole(f"{re.escape(_LLDPD_IFNAME)}|{re.escape(_LLDPD_PATTERN)}[A-Za-z0-9_.,-]{{1,1000}}")
+_LLDPD_TEXT = _whole(f"{re.escape(_LLDPD_IFNAME)}|{re.escape(_LLDPD_PATTERN)}{_PATTERN_CLASS}{{1,1000}}")
 
 
 def boot_problems(path: str, text: str) -> list[Problem]:

@@ -101,3 +101,13 @@ def test_random_files_agree_with_the_regular_expressions() -> None:
 @pytest.mark.parametrize("path", _PATHS)
 def test_an_unknown_line_is_located(path: str) -> None:
     assert [(p.line, p.file) for p in boot_problems(path, "# ok\n\nExecStartPre=/bin/rm -rf /\n")] == [(3, path)]
+
+
+def test_both_lldpd_pattern_tests_admit_the_same_characters() -> None:
+    """The whole-text proof and the per-line test of a pattern line agree on every code point: the proof's character
+    class is derived from ``_PATTERN_CHARS``, and an edit to either spelling alone fails here."""
+    head = "configure system interface pattern eth0,"
+    by_proof = {chr(c) for c in range(0x110000) if boot._LLDPD_TEXT.fullmatch(f"{head}{chr(c)}x\n")}
+    by_line = {chr(c) for c in range(0x110000) if boot._lldpd_line(f"{head}{chr(c)}x")}
+    assert by_proof == by_line == set(boot._PATTERN_CHARS)
+    assert len(boot._PATTERN_CHARS) == 66
