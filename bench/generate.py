@@ -133,7 +133,7 @@ FLOOR_PROCESSES = 5
 half between runs on this shared machine, so each row is the median of this many processes' ratios."""
 
 
-OWN_FABRIC = {"sonic": ("sonic-24k", "SONiC switches", 64), "nvue": ("cumulus-24k", "Cumulus switches", 8)}
+OWN_FABRIC = {"sonic": ("sonic-24k", "SONiC switches", 32), "nvue": ("cumulus-24k", "Cumulus switches", 4)}
 """Target -> (``bench/run.py`` scenario, what its switches run, how many of them are measured): the 24k example
 has only EOS switches, so these targets are measured on the same 24,576 GPUs on their own switches. Only a
 stride sample of them renders (the same for the target and its floor; a switch's files read no other switch):

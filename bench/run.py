@@ -17,7 +17,8 @@ separate processes so each peak is its own.
 
 Scenarios: ``lab``; ``llama3-24k`` and ``meta-24k`` (the bundled examples);
 ``131k`` and ``262k`` (131,072 and 262,144 GPUs on 128-port switches, generated
-on the fly from the 24k spec); ``floor``
+on the fly from the 24k spec); ``sonic-24k`` and ``cumulus-24k`` (the 24k spec's GPUs on the
+switches of examples/sonic-pod and examples/cumulus-pod, for the sonic and nvue floors); ``floor``
 (the EOS configs of the 24k fabric written by plain string joins, no templates:
 the cost of just producing the bytes, see ``bench/floor_eos.py``).
 """

@@ -78,9 +78,9 @@ def test_own_fabric_rows_take_the_registrys_place(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(generate, "_floors_in_process", measured)
     rows = generate.floor_rows(tmp_path / "24k.yaml", processes=2, tmp=tmp_path)
     assert [r.name.split(" within")[0] for r in rows] == [
-        "24k eos", "24k sonic (SONiC switches; 64 of them rendered)", "24k cabling",
-        "24k nvue (Cumulus switches; 8 of them rendered)"]
+        "24k eos", "24k sonic (SONiC switches; 32 of them rendered)", "24k cabling",
+        "24k nvue (Cumulus switches; 4 of them rendered)"]
     assert rows[1].value == 1.5 and rows[1].ok and rows[1].measured.startswith("1.5x (3.00 s with every check")
     assert rows[2] == Row("24k cabling within 2x of its bytes-only floor", "no floor written yet", "<= 2x", None)
-    assert calls == [(), (), ("sonic", "64"), ("sonic", "64"), ("nvue", "8"), ("nvue", "8")]
+    assert calls == [(), (), ("sonic", "32"), ("sonic", "32"), ("nvue", "4"), ("nvue", "4")]
     assert (tmp_path / "sonic-24k.yaml").is_file() and (tmp_path / "cumulus-24k.yaml").is_file()
