@@ -17,7 +17,8 @@ separate processes so each peak is its own.
 
 Scenarios: ``lab``; ``llama3-24k`` and ``meta-24k`` (the bundled examples);
 ``131k`` and ``262k`` (131,072 and 262,144 GPUs on 128-port switches, generated
-on the fly from the 24k spec); ``floor``
+on the fly from the 24k spec); ``sonic-24k`` and ``cumulus-24k`` (the 24k spec's GPUs on the
+switches of examples/sonic-pod and examples/cumulus-pod, for the sonic and nvue floors); ``floor``
 (the EOS configs of the 24k fabric written by plain string joins, no templates:
 the cost of just producing the bytes, see ``bench/floor_eos.py``).
 """
@@ -43,9 +44,21 @@ P = ParamSpec("P")
 T = TypeVar("T")
 sys.path.insert(0, str(ROOT))
 
-SCENARIOS = ("lab", "llama3-24k", "meta-24k", "131k", "262k", "floor")
+SCENARIOS = ("lab", "llama3-24k", "meta-24k", "131k", "262k", "sonic-24k", "cumulus-24k", "floor")
 _SCALED = {"131k": (16384, "10.0.0.0/11"), "262k": (32768, "10.0.0.0/10")}
 """Scenario -> (hosts, p2p pool): the 24k spec on 128-port switches, pools sized for position blocks."""
+_EOS_TIER = "{os: eos, model: 7060DX5-64S, ports: 64, speed: 400G}"
+_OTHER_OS = {
+    "sonic-24k": ("{os: sonic, model: SN5600, hwsku: Mellanox-SN5600-O128, ports: 128, speed: 400G}",
+                  (("    mgmt: 172.16.0.0/19       # 4,096 hosts + 1,024 + 1,024 + 512 positions\n",
+                    "    mgmt: 172.16.0.0/19       # 4,096 hosts + 1,024 + 1,024 + 512 positions\n"
+                    "    mgmt_gateway: 172.16.31.254\n"),)),
+    "cumulus-24k": ("{os: cumulus, model: SN5600, asic: spectrum4, ports: 64, speed: 400G}",
+                    (("{detect: 200ms, restore: 400ms,", "{detect: 300ms, restore: 100ms,"),)),
+}
+"""Scenario -> (every tier, other edits): the 24k spec's 24,576 GPUs on the switches of examples/sonic-pod
+(SN5600 as Mellanox-SN5600-O128, 128 x 400G, a management gateway) or examples/cumulus-pod (SN5600, 64 swp
+ports, NVUE's own watchdog timing), so the sonic and nvue targets have a 24k fabric to render."""
 
 
 def _spec_text(name: str) -> tuple[str, str]:
@@ -61,6 +74,14 @@ def _spec_text(name: str) -> tuple[str, str]:
         text = text.replace("p2p: 10.0.0.0/14", f"p2p: {p2p}")
         text = text.replace("loopbacks: 10.254.0.0/20", "loopbacks: 10.200.0.0/16")
         text = text.replace("mgmt: 172.16.0.0/19", "mgmt: 172.16.0.0/16")
+        return f"{name}.yaml", text
+    if name in _OTHER_OS:
+        tier, edits = _OTHER_OS[name]
+        text = (ROOT / "examples" / "llama3-24k" / "spec.yaml").read_text()
+        for old, new in ((_EOS_TIER, tier), *edits):
+            if old not in text:
+                raise SystemExit(f"{name}: examples/llama3-24k/spec.yaml no longer has {old!r}")
+            text = text.replace(old, new)
         return f"{name}.yaml", text
     raise SystemExit(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
 
