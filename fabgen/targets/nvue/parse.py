@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from fabgen.errors import Problem
+from fabgen.targets.nvue.subset import read_subset
 from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
 
 PROFILE = "default-global"
@@ -243,7 +244,7 @@ class NvueFormatError(ValueError):
         """1-based line of the offending ``nv set`` command; 0 when unknown."""
 
 
-def _load(text: str) -> CommentedSeq:
+def _load(text: str) -> list[Any]:
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
@@ -254,14 +255,19 @@ def _load(text: str) -> CommentedSeq:
         raise NvueFormatError(f"not valid YAML: {exc.problem}{where}") from None
     except YAMLError as exc:
         raise NvueFormatError(f"not valid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(doc, CommentedSeq) or not doc:
+    return _document(doc)
+
+
+def _document(doc: Any) -> list[Any]:
+    """``doc`` as startup.yaml's list of items; ruamel's (a CommentedSeq) or :func:`read_subset`'s (a list)."""
+    if not isinstance(doc, list) or not doc:
         raise NvueFormatError("startup.yaml is a list of '- set:' (and '- header:') items")
     return doc
 
 
-def _set_items(doc: CommentedSeq) -> Iterator[tuple[int, Any]]:
+def _set_items(doc: list[Any]) -> Iterator[tuple[int, Any]]:
     for index, item in enumerate(doc):
-        if not isinstance(item, CommentedMap) or len(item) != 1 or next(iter(item)) not in ("set", "header"):
+        if not isinstance(item, Mapping) or len(item) != 1 or next(iter(item)) not in ("set", "header"):
             raise NvueFormatError(f"item {index} is not a '- set:' or '- header:' mapping")
         if "set" in item:
             yield index, item["set"]
@@ -412,10 +418,26 @@ def _int(value: Any) -> int:
 
 
 def check_nvue_startup(path: str, text: str) -> list[Problem]:
-    """Problems of a startup.yaml against the NVUE schema subset above; [] when it is fine."""
+    """Problems of a startup.yaml against the NVUE schema subset above; [] when it is fine.
+
+    The text is first read by :func:`read_subset`; only when it is outside the
+    emitter's subset, or its tree has a problem, does ruamel read it again, so
+    every problem is reported from ruamel's tree with its line and column.
+    """
+    fast = read_subset(text)
+    if fast is not None and not check_startup_doc(path, fast):
+        return []
     try:
         doc = _load(text)
-        items = list(_set_items(doc))
+    except NvueFormatError as exc:
+        return [Problem(str(exc), file=path, line=1, col=1)]
+    return check_startup_doc(path, doc)
+
+
+def check_startup_doc(path: str, doc: Any) -> list[Problem]:
+    """:func:`check_nvue_startup` of a loaded document (positions only where ``doc`` is ruamel's)."""
+    try:
+        items = list(_set_items(_document(doc)))
     except NvueFormatError as exc:
         return [Problem(str(exc), file=path, line=1, col=1)]
     if not items:
