@@ -31,11 +31,14 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from fabgen.errors import Problem
-from fabgen.targets.nvue.parse import check_nvue_output, check_nvue_startup, check_startup_doc
+from fabgen.targets.nvue.parse import check_nvue_output, check_nvue_startup, fast_clean
 from fabgen.targets.nvue.subset import read_subset
 
 Tree = dict[str, Any]
 Path = tuple[str, ...]
+
+_DIRTY = Problem("the set item has a problem: read again by ruamel for its message and position")
+"""What the fast path's set check returns for a problem; never reported, the ruamel path reports it."""
 
 OWNED_DEPTH: dict[str, int] = {"interface": 2, "qos": 3, "router": 2, "vrf": 4, "system": 3}
 """Top-level key -> depth of the subtrees fabgen owns under it (a leaf above that depth is owned itself)."""
@@ -107,7 +110,7 @@ def check_patch(path: str, text: str) -> list[Problem]:
     and positions.
     """
     fast = read_subset(text)
-    if fast is not None and not _patch_problems(path, fast, lambda: check_startup_doc(path, fast[1:])):
+    if fast is not None and not _patch_problems(path, fast, lambda: [] if fast_clean(path, fast[1:]) else [_DIRTY]):
         return []
     try:
         doc = YAML(typ="safe").load(text)

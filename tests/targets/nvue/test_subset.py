@@ -56,9 +56,10 @@ def _ruamel(text: str, typ: str) -> Any:
 
 @contextmanager
 def _ruamel_only() -> Iterator[None]:
-    """The checks as they were before the reader: every text goes to ruamel."""
+    """The checks as they were before the reader: every text goes to ruamel, no tree is known clean."""
     with mock.patch("fabgen.targets.nvue.parse.read_subset", return_value=None), \
-            mock.patch("fabgen.targets.nvue.patch.read_subset", return_value=None):
+            mock.patch("fabgen.targets.nvue.patch.read_subset", return_value=None), \
+            mock.patch("fabgen.targets.nvue.parse._last_clean", [None]):
         yield
 
 
@@ -259,3 +260,20 @@ def test_random_edits_never_make_the_reader_disagree_with_ruamel(case: tuple[str
     _same_as_ruamel(text)
     if read_subset(text) is not None:
         assert check_nvue_files(path, text) == _full(path, text)
+
+
+def test_a_tree_found_clean_before_hides_no_fault_in_the_next_file() -> None:
+    """The last clean set tree is remembered (a switch's three files carry one): a changed tree is checked again."""
+    files = render_fabric(plan_fabric(load_spec(example("cumulus-pod"))), targets=["nvue"])
+    name = sorted({p.split("/")[1] for p in files})[0]
+    startup, script, patch = (files[f"switches/{name}/{f}"] for f in ("startup.yaml", "nvue.sh", "patch.yaml"))
+    for path, text, old, new in (("nvue.sh", script, " mtu 9216", " mtu 9300"),
+                                 ("patch.yaml", patch, "mtu: 9216", "mtu: 9300"),
+                                 ("startup.yaml", startup, "mtu: 9216", "mtu: 9300")):
+        assert check_nvue_files(f"switches/{name}/startup.yaml", startup) == []
+        assert check_nvue_files(f"switches/{name}/{path}", text) == []
+        edited = text.replace(old, new, 1)
+        assert edited != text
+        problems = check_nvue_files(f"switches/{name}/{path}", edited)
+        assert [p.message for p in problems] == ["9300 is outside 552..9216"], path
+        assert problems == _full(f"switches/{name}/{path}", edited)
