@@ -57,6 +57,18 @@ def read_subset(text: str) -> list[Any] | None:
         return None
 
 
+_COMMENT, _ITEM_LINE, _OPEN, _SCALAR, _FLOW_LINE, _OUT = range(6)
+"""What a line is: a comment, ``- KEY:``, ``KEY:``, ``KEY: scalar``, ``KEY: {flow}``, or outside the subset."""
+_EMPTY = object()
+"""``{}`` inside a remembered flow mapping: a fresh dict is built for each read, so no tree shares one."""
+Shape = tuple[int, int, str, Any]
+"""(what the line is, its indentation, its key, its value: a scalar or the flow mapping's (key, value) pairs)."""
+_SHAPES: dict[str, Shape] = {}
+"""Each line's shape, read once: a switch repeats most of its lines (every port's, every DSCP's), switches
+repeat each other's."""
+_SHAPES_MAX = 1 << 15
+
+
 def _read(lines: list[str]) -> list[Any] | None:
     doc: list[Any] = []
     stack: list[tuple[int, dict[str, Any]]] = []
@@ -65,23 +77,27 @@ def _read(lines: list[str]) -> list[Any] | None:
     """The last content line was ``KEY:``: the next one must be its first entry."""
     comment = -1
     """Indentation of the comment lines since the last content line, -1 when there were none."""
+    shapes = _SHAPES
     for line in lines:
-        body = line.lstrip(" ")
-        indent = len(line) - len(body)
-        if body.startswith("#"):
+        shape = shapes.get(line)
+        if shape is None:
+            if len(shapes) >= _SHAPES_MAX:
+                shapes.clear()
+            shape = shapes[line] = _shape(line)
+        kind, indent, key, value = shape
+        if kind == _COMMENT:
             if comment not in (-1, indent):
                 return None
             comment = indent
             continue
-        if comment not in (-1, indent):
+        if kind == _OUT or comment not in (-1, indent):
             return None
         comment = -1
-        if indent == 0:
-            item = _ITEM.fullmatch(line)
-            if item is None or opened or _word(item[1]):
+        if kind == _ITEM_LINE:
+            if opened:
                 return None
             mapping: dict[str, Any] = {}
-            doc.append({item[1]: mapping})
+            doc.append({key: mapping})
             stack = [(4, mapping)]
             opened = True
             continue
@@ -94,23 +110,43 @@ def _read(lines: list[str]) -> list[Any] | None:
                 stack.pop()
             if not stack or stack[-1][0] != indent:
                 return None
-        entry = _ENTRY.fullmatch(line)
-        if entry is None:
-            return None
-        key = _key(entry[2])
         parent = stack[-1][1]
         if key in parent:
             return None
-        if entry[3] is None:
+        if kind == _OPEN:
             child: dict[str, Any] = {}
             parent[key] = child
             stack.append((indent + 2, child))
             opened = True
+        elif kind == _SCALAR:
+            parent[key] = value
         else:
-            parent[key] = _value(entry[3])
+            parent[key] = {k: {} if v is _EMPTY else v for k, v in value}
     if opened or comment != -1 or not doc:
         return None
     return doc
+
+
+def _shape(line: str) -> Shape:
+    body = line.lstrip(" ")
+    indent = len(line) - len(body)
+    if body.startswith("#"):
+        return _COMMENT, indent, "", None
+    if indent == 0:
+        item = _ITEM.fullmatch(line)
+        return (_ITEM_LINE, 0, item[1], None) if item is not None and not _word(item[1]) else (_OUT, 0, "", None)
+    entry = _ENTRY.fullmatch(line)
+    try:
+        if entry is None:
+            raise _NotSure
+        key = _key(entry[2])
+        if entry[3] is None:
+            return _OPEN, indent, key, None
+        if entry[3][0] == "{":
+            return _FLOW_LINE, indent, key, _flow(entry[3])
+        return _SCALAR, indent, key, _value(entry[3])
+    except _NotSure:
+        return _OUT, 0, "", None
 
 
 def _word(plain: str) -> bool:
@@ -127,39 +163,33 @@ def _key(token: str) -> str:
     return token
 
 
-def _scalar(token: str) -> Any:
-    if token == "{}":
-        return {}
-    if token[0] == '"':
-        return _ESCAPE.sub(r"\1", token[1:-1])
-    return int(token)
-
-
 def _value(token: str) -> Any:
-    """A block value: ``null``, an integer, a string, or a flow mapping of those and ``{}``."""
-    if token[0] == "{":
-        return _flow(token)
+    """A block scalar value: ``null``, an integer or a string."""
     match = _VALUE.fullmatch(token)
     if match is None:
         raise _NotSure
     if match[1]:
         return None
-    return _scalar(token)
+    if match[2]:
+        return int(token)
+    return _ESCAPE.sub(r"\1", token[1:-1])
 
 
-def _flow(token: str) -> dict[str, Any]:
+def _flow(token: str) -> tuple[tuple[str, Any], ...]:
+    """A one-line flow mapping as (key, value) pairs, ``{}`` values as :data:`_EMPTY`."""
     if token == "{}":
-        return {}
-    mapping: dict[str, Any] = {}
+        return ()
+    pairs: dict[str, Any] = {}
     at = 1
     while True:
         item = _FLOW.match(token, at)
         if item is None:
             raise _NotSure
         key = _key(item[1])
-        if key in mapping:
+        if key in pairs:
             raise _NotSure
-        mapping[key] = _scalar(item[2])
+        value = item[2]
+        pairs[key] = _EMPTY if value == "{}" else _value(value)
         if item[3] == "}":
-            return mapping
+            return tuple(pairs.items())
         at = item.end()

@@ -277,3 +277,13 @@ def test_a_tree_found_clean_before_hides_no_fault_in_the_next_file() -> None:
         problems = check_nvue_files(f"switches/{name}/{path}", edited)
         assert [p.message for p in problems] == ["9300 is outside 552..9216"], path
         assert problems == _full(f"switches/{name}/{path}", edited)
+
+
+def test_remembered_lines_share_no_mapping_between_reads() -> None:
+    text = '- set:\n    a: {b: {}, c: 1}\n    d:\n      e: {}\n'
+    first, second = read_subset(text), read_subset(text)
+    assert first == second == [{"set": {"a": {"b": {}, "c": 1}, "d": {"e": {}}}}]
+    assert first is not None and second is not None
+    first[0]["set"]["a"]["b"]["x"] = 1
+    first[0]["set"]["d"]["e"]["y"] = 2
+    assert second == [{"set": {"a": {"b": {}, "c": 1}, "d": {"e": {}}}}]
