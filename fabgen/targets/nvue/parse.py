@@ -443,14 +443,20 @@ alone, so a tree equal to one found clean (a dict compare, in C) is clean."""
 
 
 def fast_clean(path: str, doc: list[Any]) -> bool:
-    """Whether :func:`check_startup_doc` finds :func:`read_subset`'s ``doc`` clean (asked once per equal tree)."""
+    """Whether :func:`check_startup_doc` finds :func:`read_subset`'s ``doc`` clean."""
     body = doc[0].get("set") if len(doc) == 1 and isinstance(doc[0], dict) and len(doc[0]) == 1 else None
-    if isinstance(body, dict) and body == _last_clean[0]:
+    return _clean(body) if isinstance(body, dict) else not check_startup_doc(path, doc)
+
+
+def _clean(tree: dict[str, Any]) -> bool:
+    """Whether the schema and :func:`_semantics` find nothing in the plain set ``tree`` (a copy-free check)."""
+    if tree == _last_clean[0]:
         return True
-    if check_startup_doc(path, doc):
+    checker = _Checker("")
+    checker.walk(SET_SCHEMA, tree, ("set",), (0, 0))
+    if checker.problems or _semantics(tree):
         return False
-    if isinstance(body, dict):
-        _last_clean[0] = body
+    _last_clean[0] = tree
     return True
 
 
@@ -557,13 +563,11 @@ def check_nvue_script(path: str, text: str) -> list[Problem]:
         tree = parse_nv_set(text)
     except NvueFormatError as exc:
         return [*problems, Problem(str(exc), file=path, line=exc.line)]
-    if tree == _last_clean[0]:
+    if _clean(tree):
         return problems
     checker = _Checker(path)
     checker.walk(SET_SCHEMA, tree, ("set",), (0, 0))
     checker.problems.extend(Problem(m, file=path, path=".".join(("set", *p))) for m, p in _semantics(tree))
-    if not checker.problems:
-        _last_clean[0] = tree
     return problems + checker.problems
 
 
