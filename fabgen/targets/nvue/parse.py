@@ -508,8 +508,21 @@ def parse_nv_set(script: str) -> dict[str, Any]:
         stripped = line.strip()
         if not stripped.startswith("nv set "):
             continue
-        _insert(tree, _words(stripped, number)[2:], number)
+        placement = _PLACEMENTS.get(stripped)
+        if placement is None:
+            if len(_PLACEMENTS) >= _PLACEMENTS_MAX:
+                _PLACEMENTS.clear()
+            _PLACEMENTS[stripped] = _insert(tree, _words(stripped, number)[2:], number)
+        else:
+            _place(tree, placement, number)
     return tree
+
+
+Placement = tuple[tuple[str, ...], str | None, object]
+"""Where an ``nv set`` line puts its value: the containers' keys, then the leaf and its typed value (or None)."""
+_PLACEMENTS: dict[str, Placement] = {}
+"""Each line's placement, walked through the schema once: switches repeat most of each other's lines."""
+_PLACEMENTS_MAX = 1 << 15
 
 
 _PLAIN_WORDS = re.compile(r"nv set(?: [\w@%+=:,./-]+)+", re.ASCII)
@@ -527,7 +540,7 @@ def _words(line: str, number: int) -> list[str]:
         raise NvueFormatError(f"line {number}: {exc}", number) from None
 
 
-def _insert(tree: dict[str, Any], words: list[str], number: int) -> None:
+def _insert(tree: dict[str, Any], words: list[str], number: int) -> Placement:
     node: Node = SET_SCHEMA
     here = tree
     for index, word in enumerate(words):
@@ -540,16 +553,32 @@ def _insert(tree: dict[str, Any], words: list[str], number: int) -> None:
             if isinstance(child, Leaf):
                 if index != len(words) - 2:
                     raise NvueFormatError(f"line {number}: {word} takes exactly one value", number)
-                here[word] = child.from_word(words[-1])
-                return
+                here[word] = value = child.from_word(words[-1])
+                return tuple(words[:index]), word, value
             node = child
         else:
             node = node.item
-        here = here.setdefault(word, {})
-        if not isinstance(here, dict):
-            raise NvueFormatError(f"line {number}: {word!r} is both a value and a container", number)
+        here = _container(here, word, number)
     if isinstance(node, Leaf):
         raise NvueFormatError(f"line {number}: missing value", number)
+    return tuple(words), None, None
+
+
+def _place(tree: dict[str, Any], placement: Placement, number: int) -> None:
+    """:func:`_insert` again for a line it placed before: the schema said yes then, only the tree can say no."""
+    keys, leaf, value = placement
+    here = tree
+    for word in keys:
+        here = _container(here, word, number)
+    if leaf is not None:
+        here[leaf] = value
+
+
+def _container(here: dict[str, Any], word: str, number: int) -> dict[str, Any]:
+    child = here.setdefault(word, {})
+    if not isinstance(child, dict):
+        raise NvueFormatError(f"line {number}: {word!r} is both a value and a container", number)
+    return child
 
 
 def check_nvue_script(path: str, text: str) -> list[Problem]:

@@ -10,6 +10,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -421,6 +422,20 @@ def test_bare_words_are_cut_as_shlex_cuts_them(tail: str) -> None:
 def test_every_written_nv_set_line_is_bare_words() -> None:
     lines = [line for _, _, script in _pairs("example") for line in script.splitlines() if line.startswith("nv set ")]
     assert lines and all(_PLAIN_WORDS.fullmatch(line) for line in lines)
+
+
+def test_a_remembered_nv_set_line_builds_the_same_tree() -> None:
+    """Each line's placement is remembered across scripts: the trees stay those of a first reading."""
+    scripts = [script for _, _, script in _pairs("example")]
+    with mock.patch("fabgen.targets.nvue.parse._PLACEMENTS", {}):
+        first = [parse_nv_set(script) for script in scripts]
+        again = [parse_nv_set(script) for script in scripts]
+        assert first == again
+        first[0]["interface"]["lo"]["x"] = 1
+        assert parse_nv_set(scripts[0]) == again[0] and "x" not in again[0]["interface"]["lo"]
+        known = next(line for line in scripts[0].splitlines() if line.startswith("nv set interface"))
+        with pytest.raises(NvueFormatError, match=r"^line 2: unknown key 'nothing'"):
+            parse_nv_set(known + "\nnv set qos nothing 1\n")
 
 
 def test_parse_fills_nvue_factory_defaults() -> None:
