@@ -41,6 +41,7 @@ from fabgen.targets.nvue.parse import (
 )
 from fabgen.targets.nvue.patch import check_nvue_files, owned_paths, patch_path, patch_yaml, unset_lines
 from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
+from fabgen.targets.nvue.subset import PLAIN_KEY, YAML_WORDS
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"
 TRUST = {"dscp": "l3"}
@@ -278,8 +279,6 @@ def _check_words(config: NvueConfig) -> None:
 
 # ---- startup.yaml -------------------------------------------------------------------
 
-_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_YAML_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
 _FLOW_MAX_KEYS = 6
 
 
@@ -329,7 +328,7 @@ def _flow(value: Tree) -> str:
 
 
 def _key(key: str) -> str:
-    if _PLAIN_KEY.fullmatch(key) and key.lower() not in _YAML_WORDS:
+    if PLAIN_KEY.fullmatch(key) and key.lower() not in YAML_WORDS:
         return key
     return json.dumps(key)
 

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from fabgen.errors import Problem
+from fabgen.targets.nvue.subset import read_subset
 from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
 
 PROFILE = "default-global"
@@ -243,7 +244,7 @@ class NvueFormatError(ValueError):
         """1-based line of the offending ``nv set`` command; 0 when unknown."""
 
 
-def _load(text: str) -> CommentedSeq:
+def _load(text: str) -> list[Any]:
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
@@ -254,14 +255,19 @@ def _load(text: str) -> CommentedSeq:
         raise NvueFormatError(f"not valid YAML: {exc.problem}{where}") from None
     except YAMLError as exc:
         raise NvueFormatError(f"not valid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(doc, CommentedSeq) or not doc:
+    return _document(doc)
+
+
+def _document(doc: Any) -> list[Any]:
+    """``doc`` as startup.yaml's list of items; ruamel's (a CommentedSeq) or :func:`read_subset`'s (a list)."""
+    if not isinstance(doc, list) or not doc:
         raise NvueFormatError("startup.yaml is a list of '- set:' (and '- header:') items")
     return doc
 
 
-def _set_items(doc: CommentedSeq) -> Iterator[tuple[int, Any]]:
+def _set_items(doc: list[Any]) -> Iterator[tuple[int, Any]]:
     for index, item in enumerate(doc):
-        if not isinstance(item, CommentedMap) or len(item) != 1 or next(iter(item)) not in ("set", "header"):
+        if not isinstance(item, Mapping) or len(item) != 1 or next(iter(item)) not in ("set", "header"):
             raise NvueFormatError(f"item {index} is not a '- set:' or '- header:' mapping")
         if "set" in item:
             yield index, item["set"]
@@ -412,10 +418,52 @@ def _int(value: Any) -> int:
 
 
 def check_nvue_startup(path: str, text: str) -> list[Problem]:
-    """Problems of a startup.yaml against the NVUE schema subset above; [] when it is fine."""
+    """Problems of a startup.yaml against the NVUE schema subset above; [] when it is fine.
+
+    The text is first read by :func:`read_subset`; only when it is outside the
+    emitter's subset, or its tree has a problem, does ruamel read it again, so
+    every problem is reported from ruamel's tree with its line and column.
+    """
+    fast = read_subset(text)
+    if fast is not None and fast_clean(path, fast):
+        return []
     try:
         doc = _load(text)
-        items = list(_set_items(doc))
+    except NvueFormatError as exc:
+        return [Problem(str(exc), file=path, line=1, col=1)]
+    return check_startup_doc(path, doc)
+
+
+_last_clean: list[Any] = [None]
+"""The last set tree a check found clean, as plain data from :func:`read_subset` or :func:`parse_nv_set`.
+
+Why: a switch's startup.yaml, patch.yaml and nvue.sh carry one set tree, and
+what the schema and :func:`_semantics` say of a tree depends on its data
+alone, so a tree equal to one found clean (a dict compare, in C) is clean."""
+
+
+def fast_clean(path: str, doc: list[Any]) -> bool:
+    """Whether :func:`check_startup_doc` finds :func:`read_subset`'s ``doc`` clean."""
+    body = doc[0].get("set") if len(doc) == 1 and isinstance(doc[0], dict) and len(doc[0]) == 1 else None
+    return _clean(body) if isinstance(body, dict) else not check_startup_doc(path, doc)
+
+
+def _clean(tree: dict[str, Any]) -> bool:
+    """Whether the schema and :func:`_semantics` find nothing in the plain set ``tree`` (a copy-free check)."""
+    if tree == _last_clean[0]:
+        return True
+    checker = _Checker("")
+    checker.walk(SET_SCHEMA, tree, ("set",), (0, 0))
+    if checker.problems or _semantics(tree):
+        return False
+    _last_clean[0] = tree
+    return True
+
+
+def check_startup_doc(path: str, doc: Any) -> list[Problem]:
+    """:func:`check_nvue_startup` of a loaded document (positions only where ``doc`` is ruamel's)."""
+    try:
+        items = list(_set_items(_document(doc)))
     except NvueFormatError as exc:
         return [Problem(str(exc), file=path, line=1, col=1)]
     if not items:
@@ -460,15 +508,39 @@ def parse_nv_set(script: str) -> dict[str, Any]:
         stripped = line.strip()
         if not stripped.startswith("nv set "):
             continue
-        try:
-            words = shlex.split(stripped, comments=True)
-        except ValueError as exc:
-            raise NvueFormatError(f"line {number}: {exc}", number) from None
-        _insert(tree, words[2:], number)
+        placement = _PLACEMENTS.get(stripped)
+        if placement is None:
+            if len(_PLACEMENTS) >= _PLACEMENTS_MAX:
+                _PLACEMENTS.clear()
+            _PLACEMENTS[stripped] = _insert(tree, _words(stripped, number)[2:], number)
+        else:
+            _place(tree, placement, number)
     return tree
 
 
-def _insert(tree: dict[str, Any], words: list[str], number: int) -> None:
+Placement = tuple[tuple[str, ...], str | None, object]
+"""Where an ``nv set`` line puts its value: the containers' keys, then the leaf and its typed value (or None)."""
+_PLACEMENTS: dict[str, Placement] = {}
+"""Each line's placement, walked through the schema once: switches repeat most of each other's lines."""
+_PLACEMENTS_MAX = 1 << 15
+
+
+_PLAIN_WORDS = re.compile(r"nv set(?: [\w@%+=:,./-]+)+", re.ASCII)
+"""A line of words ``shlex.quote`` leaves bare: no quote, escape, ``#`` or other whitespace, so
+``shlex.split`` would only cut it at its single spaces."""
+
+
+def _words(line: str, number: int) -> list[str]:
+    """``shlex.split(line, comments=True)``; a line of bare words is cut at its spaces (shlex costs 0.1 ms)."""
+    if _PLAIN_WORDS.fullmatch(line):
+        return line.split(" ")
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError as exc:
+        raise NvueFormatError(f"line {number}: {exc}", number) from None
+
+
+def _insert(tree: dict[str, Any], words: list[str], number: int) -> Placement:
     node: Node = SET_SCHEMA
     here = tree
     for index, word in enumerate(words):
@@ -481,16 +553,32 @@ def _insert(tree: dict[str, Any], words: list[str], number: int) -> None:
             if isinstance(child, Leaf):
                 if index != len(words) - 2:
                     raise NvueFormatError(f"line {number}: {word} takes exactly one value", number)
-                here[word] = child.from_word(words[-1])
-                return
+                here[word] = value = child.from_word(words[-1])
+                return tuple(words[:index]), word, value
             node = child
         else:
             node = node.item
-        here = here.setdefault(word, {})
-        if not isinstance(here, dict):
-            raise NvueFormatError(f"line {number}: {word!r} is both a value and a container", number)
+        here = _container(here, word, number)
     if isinstance(node, Leaf):
         raise NvueFormatError(f"line {number}: missing value", number)
+    return tuple(words), None, None
+
+
+def _place(tree: dict[str, Any], placement: Placement, number: int) -> None:
+    """:func:`_insert` again for a line it placed before: the schema said yes then, only the tree can say no."""
+    keys, leaf, value = placement
+    here = tree
+    for word in keys:
+        here = _container(here, word, number)
+    if leaf is not None:
+        here[leaf] = value
+
+
+def _container(here: dict[str, Any], word: str, number: int) -> dict[str, Any]:
+    child = here.setdefault(word, {})
+    if not isinstance(child, dict):
+        raise NvueFormatError(f"line {number}: {word!r} is both a value and a container", number)
+    return child
 
 
 def check_nvue_script(path: str, text: str) -> list[Problem]:
@@ -504,6 +592,8 @@ def check_nvue_script(path: str, text: str) -> list[Problem]:
         tree = parse_nv_set(text)
     except NvueFormatError as exc:
         return [*problems, Problem(str(exc), file=path, line=exc.line)]
+    if _clean(tree):
+        return problems
     checker = _Checker(path)
     checker.walk(SET_SCHEMA, tree, ("set",), (0, 0))
     checker.problems.extend(Problem(m, file=path, path=".".join(("set", *p))) for m, p in _semantics(tree))

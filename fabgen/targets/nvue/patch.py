@@ -31,10 +31,14 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from fabgen.errors import Problem
-from fabgen.targets.nvue.parse import check_nvue_output, check_nvue_startup
+from fabgen.targets.nvue.parse import check_nvue_output, check_nvue_startup, fast_clean
+from fabgen.targets.nvue.subset import read_subset
 
 Tree = dict[str, Any]
 Path = tuple[str, ...]
+
+_DIRTY = Problem("the set item has a problem: read again by ruamel for its message and position")
+"""What the fast path's set check returns for a problem; never reported, the ruamel path reports it."""
 
 OWNED_DEPTH: dict[str, int] = {"interface": 2, "qos": 3, "router": 2, "vrf": 4, "system": 3}
 """Top-level key -> depth of the subtrees fabgen owns under it (a leaf above that depth is owned itself)."""
@@ -98,18 +102,36 @@ def _leaves(node: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
 
 
 def check_patch(path: str, text: str) -> list[Problem]:
-    """The shape ``nv config patch`` takes; the set item against NVUE's schema; unsets only what is set again."""
+    """The shape ``nv config patch`` takes; the set item against NVUE's schema; unsets only what is set again.
+
+    The text is read once by :func:`read_subset` (the set item is checked from
+    that same tree); only when it is outside the emitter's subset, or has a
+    problem, is it read by ruamel as before, so problems keep their messages
+    and positions.
+    """
+    fast = read_subset(text)
+    if fast is not None and not _patch_problems(path, fast, lambda: [] if fast_clean(path, fast[1:]) else [_DIRTY]):
+        return []
     try:
         doc = YAML(typ="safe").load(text)
     except YAMLError as exc:
         return [Problem(f"not valid YAML: {' '.join(str(exc).split())}", file=path, line=1, col=1)]
+
+    def set_problems() -> list[Problem]:
+        lines = text.splitlines()
+        start = lines.index("- set:")
+        return [Problem(p.message, file=path, line=(p.line or 1) + start, col=p.col, path=p.path)
+                for p in check_nvue_startup(path, "\n".join(lines[start:]) + "\n")]
+
+    return _patch_problems(path, doc, set_problems)
+
+
+def _patch_problems(path: str, doc: Any, set_problems: Callable[[], list[Problem]]) -> list[Problem]:
+    """:func:`check_patch` of a loaded document; ``set_problems`` checks its set item."""
     if (not isinstance(doc, list) or len(doc) != 2 or not all(isinstance(i, dict) and len(i) == 1 for i in doc)
             or [next(iter(i)) for i in doc] != ["unset", "set"]):
         return [Problem("a patch is the list [- unset: ..., - set: ...]", file=path, line=1, col=1)]
-    lines = text.splitlines()
-    start = lines.index("- set:")
-    problems = [Problem(p.message, file=path, line=(p.line or 1) + start, col=p.col, path=p.path)
-                for p in check_nvue_startup(path, "\n".join(lines[start:]) + "\n")]
+    problems = set_problems()
     unset, written = doc[0]["unset"], doc[1]["set"]
     for where, leaf in _leaves(unset):
         if leaf is not None:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import fabgen.targets.qos_common as qos_common
@@ -21,7 +25,9 @@ from fabgen.plan.model import Switch
 from fabgen.targets.environment import environment
 from fabgen.targets.nvue.config import nvue_config, nvue_script, startup_yaml
 from fabgen.targets.nvue.parse import (
+    _PLAIN_WORDS,
     NvueFormatError,
+    _words,
     check_nvue_output,
     check_nvue_script,
     check_nvue_startup,
@@ -400,6 +406,36 @@ def test_nv_set_parser_tells_keys_from_values() -> None:
                 "nv set qos nothing 1", "nv set interface swp1 description 'open"):
         with pytest.raises(NvueFormatError):
             parse_nv_set(bad)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="nv set'\"\\#\t\x0b\u00a0aZ09_@%+=:,./-", max_size=30))
+def test_bare_words_are_cut_as_shlex_cuts_them(tail: str) -> None:
+    line = "nv set " + tail
+    try:
+        expected = shlex.split(line, comments=True)
+    except ValueError:
+        return
+    assert _words(line, 1) == expected
+
+
+def test_every_written_nv_set_line_is_bare_words() -> None:
+    lines = [line for _, _, script in _pairs("example") for line in script.splitlines() if line.startswith("nv set ")]
+    assert lines and all(_PLAIN_WORDS.fullmatch(line) for line in lines)
+
+
+def test_a_remembered_nv_set_line_builds_the_same_tree() -> None:
+    """Each line's placement is remembered across scripts: the trees stay those of a first reading."""
+    scripts = [script for _, _, script in _pairs("example")]
+    with mock.patch("fabgen.targets.nvue.parse._PLACEMENTS", {}):
+        first = [parse_nv_set(script) for script in scripts]
+        again = [parse_nv_set(script) for script in scripts]
+        assert first == again
+        first[0]["interface"]["lo"]["x"] = 1
+        assert parse_nv_set(scripts[0]) == again[0] and "x" not in again[0]["interface"]["lo"]
+        known = next(line for line in scripts[0].splitlines() if line.startswith("nv set interface"))
+        with pytest.raises(NvueFormatError, match=r"^line 2: unknown key 'nothing'"):
+            parse_nv_set(known + "\nnv set qos nothing 1\n")
 
 
 def test_parse_fills_nvue_factory_defaults() -> None:
