@@ -119,6 +119,8 @@ def check_patch(path: str, text: str) -> list[Problem]:
 
     def set_problems() -> list[Problem]:
         lines = text.splitlines()
+        if "- set:" not in lines:  # a set item the loader reads but spelled otherwise (``- "set":``)
+            return [Problem("the set item must be written '- set:' on a line of its own", file=path, line=1, col=1)]
         start = lines.index("- set:")
         return [Problem(p.message, file=path, line=(p.line or 1) + start, col=p.col, path=p.path)
                 for p in check_nvue_startup(path, "\n".join(lines[start:]) + "\n")]

@@ -124,3 +124,12 @@ def test_the_checker_refuses_an_unset_of_what_fabgen_does_not_set_again() -> Non
                                              "erase configuration fabgen does not write"]
     assert check_nvue_files("switches/x/patch.yaml", text.replace("      lo: null\n", "      lo: 1\n", 1))
     assert check_nvue_files("switches/x/patch.yaml", text.replace("- unset:\n", "- delete:\n", 1))
+
+
+def test_a_set_item_spelled_otherwise_is_a_problem_not_a_crash() -> None:
+    """``- "set":`` loads as the same item, but the set item's lines are found by their spelling."""
+    text = _files()[f"switches/{_names()[0]}/patch.yaml"]
+    quoted = text.replace("- set:\n", '- "set":\n', 1)
+    assert quoted != text
+    assert [p.message for p in check_nvue_files("switches/x/patch.yaml", quoted)] == [
+        "the set item must be written '- set:' on a line of its own"]
