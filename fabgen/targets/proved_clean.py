@@ -10,6 +10,8 @@ as usual, and a vouch is good for one check.
 
 from __future__ import annotations
 
+from fabgen.targets.memo import remember
+
 
 class ProvedClean:
     """path -> the text proved clean, until that path is checked next; bounded."""
@@ -21,9 +23,7 @@ class ProvedClean:
         self._texts: dict[str, str] = {}
 
     def vouch(self, path: str, text: str) -> None:
-        if len(self._texts) >= self.LIMIT:
-            self._texts.clear()
-        self._texts[path] = text
+        remember(self._texts, path, text, self.LIMIT)
 
     def take(self, path: str, text: str) -> bool:
         """``text`` was vouched for at ``path``, and no longer is."""

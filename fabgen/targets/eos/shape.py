@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fabgen.targets.memo import remember
+
 OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 IP = rf"(?:{OCTET}\.){{3}}{OCTET}"
 ASN = (r"(?:[1-9][0-9]{0,8}|[1-3][0-9]{9}|4[01][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}"
@@ -199,7 +201,5 @@ class ShapeVerdicts:
                 self._last = (text[:-len("end\n")], key[1][:-len("end\n")])
         known = self._clean.get(key)
         if known is None:
-            if len(self._clean) >= self.LIMIT:
-                self._clean.clear()
-            known = self._clean[key] = self._check(kind, key[1])
+            known = remember(self._clean, key, self._check(kind, key[1]), self.LIMIT)
         return known

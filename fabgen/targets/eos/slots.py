@@ -52,6 +52,7 @@ from fabgen.targets.eos.check import PROVED_CLEAN, check_eos_config
 from fabgen.targets.eos.fill import MARK, Split
 from fabgen.targets.eos.shape import BGP, CONFIG_PASSES, IP, NAME_PASS, PORTS, SESSION_PASSES, Pass
 from fabgen.targets.eos.text import TEXT_TOKENS, prefixes, quads
+from fabgen.targets.memo import remember
 
 _SLOT = r"\x00([0-9]+)\x00"
 _SENTINEL = re.compile(_SLOT)
@@ -485,9 +486,7 @@ class Vouchers:
         """The check's verdict on the first text of this signature, which is every other one's."""
         known = self._verdicts.get((kind, key, signature))
         if known is None:
-            if len(self._verdicts) >= self.LIMIT:
-                self._verdicts.clear()
-            known = self._verdicts[(kind, key, signature)] = not check_eos_config(path, text)
+            known = remember(self._verdicts, (kind, key, signature), not check_eos_config(path, text), self.LIMIT)
         return known
 
     def vouch(self, key: Any, cfg: Filled, session: Filled) -> None:

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache, lru_cache
 
+from fabgen.targets.memo import remember
+
 INDENT = 3
 """EOS indents each configuration mode by three spaces."""
 MAX_DESCRIPTION = 240
@@ -764,10 +766,7 @@ def _match_fast(body: str, mode: str) -> _Match:
     for shape in _SHAPES[mode].get(body.partition(" ")[0], ()):
         values = shape.accept(body)
         if values is not None:
-            if len(seen) >= _ACCEPTED_MAX:
-                seen.clear()
-            known = seen[body] = (shape.form, values, None)
-            return known
+            return remember(seen, body, (shape.form, values, None), _ACCEPTED_MAX)
     return _match_line(body, mode)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fabgen.targets.eos.shape import IP
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION
+from fabgen.targets.memo import remember_all
 
 if TYPE_CHECKING:
     from fabgen.plan.model import BgpNeighbor
@@ -69,9 +70,7 @@ def config_texts(values: list[str]) -> list[str]:
             and "\n\n" not in joined and " \n" not in joined and "\n " not in joined
             and (len(joined) - len(values) < MAX_DESCRIPTION or max(map(len, values)) <= MAX_DESCRIPTION)):
         if "bfd" not in joined:
-            if len(TEXT_TOKENS) > 1 << 12:
-                TEXT_TOKENS.clear()
-            TEXT_TOKENS.update(values)
+            remember_all(TEXT_TOKENS, values, _TOKENS_MOST)
         return values
     return list(map(config_text, values))
 
@@ -81,6 +80,8 @@ TEXT_TOKENS: set[str] = set()
 token (1-240 safe characters, which hold no ``?``, no control character and no line break, and no space at
 either end), so :mod:`fabgen.targets.eos.slots` needs no second look at a switch's descriptions. Kept by value
 (an equal string is an equally good token), bounded."""
+_TOKENS_MOST = 1 << 12
+""":data:`TEXT_TOKENS` is emptied past this many strings (a switch adds its ports' descriptions, 64 or so)."""
 
 
 _QUADS: set[str] = set()
@@ -104,9 +105,7 @@ def _lines(tokens: Sequence[str], pattern: re.Pattern[str], proved: set[str]) ->
     joined = "\n".join(tokens)
     if joined.count("\n") != len(tokens) - 1 or not pattern.fullmatch(joined):
         return False
-    if len(proved) > _PROVED_MOST:
-        proved.clear()
-    proved.update(tokens)
+    remember_all(proved, tokens, _PROVED_MOST)
     return True
 
 

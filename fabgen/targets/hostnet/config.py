@@ -36,6 +36,7 @@ from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.hostnet.escape import verbatim_joined
 from fabgen.targets.hostnet.slots import OCTET as _OCTET  # the name the tests know it by
 from fabgen.targets.hostnet.slots import PROVED_CLEAN, Fill, NetplanProof, Verdicts
+from fabgen.targets.memo import remember
 
 NETPLAN_TEMPLATE = "host-net/netplan.yaml.j2"
 KEYFILE_TEMPLATE = "host-net/nmconnection.j2"
@@ -85,14 +86,14 @@ def profile_interfaces(spec: ClusterSpec, profile: str) -> tuple[tuple[str, int,
     model = spec.host_profiles[profile]
     kept = _PROFILE_INTERFACES.get(id(model))
     if kept is None or kept[0] is not model:
-        if len(_PROFILE_INTERFACES) > 256:
-            _PROFILE_INTERFACES.clear()
-        kept = _PROFILE_INTERFACES[id(model)] = (model, tuple(
-            (n.name, n.rail, n.netdev) for n in model.backend_nics() if n.rail is not None))
+        kept = remember(_PROFILE_INTERFACES, id(model), (model, tuple(
+            (n.name, n.rail, n.netdev) for n in model.backend_nics() if n.rail is not None)), _PROFILES_MOST)
     return kept[1]
 
 
 _PROFILE_INTERFACES: dict[int, tuple[object, tuple[tuple[str, int, str], ...]]] = {}
+_PROFILES_MOST = 256
+"""Profiles a spec names are a handful; a process planning many specs starts this again past 256."""
 
 
 def host_interfaces(host: Host) -> tuple[tuple[str, int, str], ...]:

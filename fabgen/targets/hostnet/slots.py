@@ -53,6 +53,7 @@ import re
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 
+from fabgen.targets.memo import remember
 from fabgen.targets.proved_clean import ProvedClean
 
 _SENTINEL = re.compile(r"fabgen-sentinel-(\d{4})-")
@@ -180,8 +181,6 @@ class Verdicts:
             return
         clean = self._known.get((key, signature))
         if clean is None:
-            if len(self._known) >= self.LIMIT:
-                self._known.clear()
-            clean = self._known[(key, signature)] = not self._check(path, text)
+            clean = remember(self._known, (key, signature), not self._check(path, text), self.LIMIT)
         if clean:
             PROVED_CLEAN.vouch(path, text)

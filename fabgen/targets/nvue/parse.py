@@ -33,6 +33,7 @@ from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from fabgen.errors import Problem
+from fabgen.targets.memo import remember
 from fabgen.targets.nvue.subset import read_subset
 from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
 
@@ -510,9 +511,7 @@ def parse_nv_set(script: str) -> dict[str, Any]:
             continue
         placement = _PLACEMENTS.get(stripped)
         if placement is None:
-            if len(_PLACEMENTS) >= _PLACEMENTS_MAX:
-                _PLACEMENTS.clear()
-            _PLACEMENTS[stripped] = _insert(tree, _words(stripped, number)[2:], number)
+            remember(_PLACEMENTS, stripped, _insert(tree, _words(stripped, number)[2:], number), _PLACEMENTS_MAX)
         else:
             _place(tree, placement, number)
     return tree

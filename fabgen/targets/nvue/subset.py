@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fabgen.targets.memo import remember
+
 PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 """A key the emitter prints unquoted (unless it is one of :data:`YAML_WORDS`): no YAML 1.1 or 1.2 type but str."""
 YAML_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
@@ -81,9 +83,7 @@ def _read(lines: list[str]) -> list[Any] | None:
     for line in lines:
         shape = shapes.get(line)
         if shape is None:
-            if len(shapes) >= _SHAPES_MAX:
-                shapes.clear()
-            shape = shapes[line] = _shape(line)
+            shape = remember(shapes, line, _shape(line), _SHAPES_MAX)
         kind, indent, key, value = shape
         if kind == _COMMENT:
             if comment not in (-1, indent):
