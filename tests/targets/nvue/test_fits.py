@@ -151,7 +151,8 @@ PLANTED: dict[str, tuple[Callable[[dict[str, Any]], None], bool]] = {
 
 
 def _address_key(tree: dict[str, Any]) -> str:
-    return next(iter(tree["interface"]["swp1"]["ip"]["address"]))
+    key: str = next(iter(tree["interface"]["swp1"]["ip"]["address"]))
+    return key
 
 
 ADDRESSES = {"10.0.0.1": False, "10.0.0.1/33": False, "010.0.0.1/31": False, "10.0.0.256/31": False,
