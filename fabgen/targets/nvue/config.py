@@ -32,6 +32,7 @@ from jinja2 import Environment
 from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
+from fabgen.targets.environment import shell_quote
 from fabgen.targets.nvue.limits import plan_limits
 from fabgen.targets.nvue.parse import (
     DEFAULT_POLLING_MS,
@@ -255,26 +256,51 @@ def _versus_roce(ours: object, roce: object, roce_text: str) -> str:
 
 
 _SAFE_TEXT = re.compile(r"[\x20-\x7e]*")
+_BARE_LINE = re.compile(r"[\w@%+=:,./][\w@%+=:,./-]*(?: [\w@%+=:,./][\w@%+=:,./-]*)*", re.ASCII)
+"""Words joined by single spaces, each of the characters ``shlex.quote`` leaves bare and none starting with ``-``."""
 
 
-def _check_words(config: NvueConfig) -> None:
-    """Refuse any string that could leave its line or be read as an ``nv`` option.
+def _check_words(config: NvueConfig) -> list[dict[str, Any]]:
+    """Refuse any string that could leave its line or be read as an ``nv`` option; nvue.sh's blocks.
 
     The spec's patterns already exclude these; this guards the renderer
-    against a plan built some other way.
+    against a plan built some other way. The blocks (:func:`command_blocks`)
+    come back as the template prints them: each with its ``notes``, its
+    ``commands`` and their ``lines``, the words after ``nv set`` each through
+    :func:`~fabgen.targets.environment.shell_quote`. Why together: a command
+    whose words joined by spaces are a :data:`_BARE_LINE` with one space fewer
+    than words (so no word holds one) passes the word check and quotes to that
+    join, ``shlex.quote`` leaving every bare word as it is; that one match
+    replaces a check and a quote per word (4,000 lines a switch). Any other
+    command is checked and quoted word by word.
     """
     where = f"switches/{config.switch}"
     for line in (*config.header, *(n for notes in config.notes.values() for n in notes)):
         if not _SAFE_TEXT.fullmatch(line):
             raise OutputError([Problem(f"comment {line!r} is not one line of printable ASCII", file=where)])
-    for words in _commands(config.tree):
-        for word in words:
-            if not _SAFE_TEXT.fullmatch(word):
-                raise OutputError([Problem(f"{' '.join(words[:-1])}: {word!r} is not one line of printable ASCII",
-                                           file=where)])
-            if word.startswith("-") or word == "":
-                raise OutputError([Problem(f"{' '.join(words[:-1])}: nv would not read {word!r} as a value",
-                                           file=where)])
+    return [{"notes": block.notes, "commands": block.commands,
+             "lines": [_command_line(words, where) for words in block.commands]}
+            for block in command_blocks(config)]
+
+
+def _command_line(words: tuple[str, ...], where: str) -> str:
+    """The words after ``nv set`` as nvue.sh prints them, each through ``shell_quote``, once the word check
+    passed them (:func:`_check_words`; ``tests/targets/nvue/test_fits.py`` compares both ways on random words)."""
+    line = " ".join(words)
+    if line.count(" ") == len(words) - 1 and _BARE_LINE.fullmatch(line):
+        return line
+    _check_each_word(words, where)
+    return " ".join(map(shell_quote, words))
+
+
+def _check_each_word(words: tuple[str, ...], where: str) -> None:
+    for word in words:
+        if not _SAFE_TEXT.fullmatch(word):
+            raise OutputError([Problem(f"{' '.join(words[:-1])}: {word!r} is not one line of printable ASCII",
+                                       file=where)])
+        if word.startswith("-") or word == "":
+            raise OutputError([Problem(f"{' '.join(words[:-1])}: nv would not read {word!r} as a value",
+                                       file=where)])
 
 
 # ---- startup.yaml -------------------------------------------------------------------
@@ -370,23 +396,23 @@ def command_blocks(config: NvueConfig) -> list[CommandBlock]:
 
 def nvue_script(config: NvueConfig, env: Environment) -> str:
     """``nvue.sh``: the same configuration as ``nv set`` commands; applies only with ``--apply``."""
-    template = env.get_template(SCRIPT_TEMPLATE)
-    return template.render(
-        switch=config.switch,
-        header=config.header,
-        blocks=[{"notes": b.notes, "commands": b.commands} for b in command_blocks(config)],
-    )
+    return _script(config, _check_words(config), env)
+
+
+def _script(config: NvueConfig, blocks: list[dict[str, Any]], env: Environment) -> str:
+    return env.get_template(SCRIPT_TEMPLATE).render(switch=config.switch, header=config.header, blocks=blocks)
 
 
 # ---- the target -------------------------------------------------------------------------
 
 
 def _render(context: RenderContext, switch: Switch) -> dict[str, str]:
-    config = nvue_config(switch)
+    config = unchecked_config(switch)
+    blocks = _check_words(config)
     base = f"switches/{switch.name}"
     return {
         f"{base}/startup.yaml": startup_yaml(config),
-        f"{base}/nvue.sh": nvue_script(config, context.env),
+        f"{base}/nvue.sh": _script(config, blocks, context.env),
         patch_path(switch.name): patch_yaml(config.header, unset_lines(owned_paths(config.tree), _key),
                                             set_item(config)),
     }

@@ -453,12 +453,80 @@ def _clean(tree: dict[str, Any]) -> bool:
     """Whether the schema and :func:`_semantics` find nothing in the plain set ``tree`` (a copy-free check)."""
     if tree == _last_clean[0]:
         return True
-    checker = _Checker("")
-    checker.walk(SET_SCHEMA, tree, ("set",), (0, 0))
-    if checker.problems or _semantics(tree):
+    if not _fits(SET_SCHEMA, tree) or _semantics(tree):
         return False
     _last_clean[0] = tree
     return True
+
+
+def _fits(node: Node, value: Any) -> bool:
+    """Whether :meth:`_Checker.walk` finds no problem in ``value``: its verdict, without its messages.
+
+    Why: it is the schema check of every switch's tree (each differs from the
+    last in its names and addresses), and the walk's positions, messages and
+    ``Mapping`` tests cost more than the verdict. The same tests in the same
+    order, on the exact types of plain data (``dict``, ``str``, ``int``,
+    ``None``); any other value (a ``Mapping`` that is no ``dict``, a list, a
+    bool) is judged by the walk itself. ``tests/targets/nvue/test_fits.py``
+    compares the two on planted faults and random edits.
+    """
+    kind = type(value)
+    if isinstance(node, Leaf):
+        if kind is int:
+            return node.kind == "int" and node.lo <= value <= node.hi
+        if kind is str:
+            if node.kind == "enum":
+                return value in node.words
+            return node.kind == "text" and _compiled(node.pattern).fullmatch(value) is not None
+        return not isinstance(value, Mapping | list) and node.problem(value) is None
+    if value is None:
+        return not (isinstance(node, Obj) and node.one_of)
+    if kind is not dict:
+        checker = _Checker("")
+        checker.walk(node, value, (), (0, 0))
+        return not checker.problems
+    if isinstance(node, Obj):
+        if node.one_of and len(value) != 1:
+            return False
+        fields = node.fields
+        for key, item in value.items():
+            if type(key) is not str or (child := fields.get(key)) is None or not _fits(child, item):
+                return False
+        return True
+    key_node, child = node.key, node.item
+    for key, item in value.items():  # noqa: SIM110  # not all(): a generator frame resumed per key costs more
+        if not _key_fits(key_node, key) or not _fits(child, item):
+            return False
+    return True
+
+
+_IPV4_PREFIX = re.compile(IPV4 + r"/(3[0-2]|[12]?[0-9])")
+"""An IPv4 address with a prefix length as fabgen prints one: what ``ipaddress.ip_interface`` reads, with a ``/``."""
+
+
+def _key_fits(node: Key, key: object) -> bool:
+    """Whether :meth:`Key.problem` finds nothing; a ``str`` key in a plain spelling (an IPv4 prefix as fabgen
+    prints one, ASCII digits) or of a pattern without its ``re`` cache lookup, any other by ``Key.problem``."""
+    if type(key) is not str:
+        return node.problem(key) is None
+    if node.prefix:
+        return _IPV4_PREFIX.fullmatch(key) is not None or node.problem(key) is None
+    if node.hi >= node.lo and key.isascii() and key.isdigit():
+        return node.lo <= int(key) <= node.hi
+    if node.hi >= node.lo:
+        return node.problem(key) is None
+    return _compiled(node.pattern).fullmatch(key) is not None
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``re.fullmatch(pattern, ...)``'s compiled pattern, without its cache lookup by (type, pattern, flags)."""
+    found = _PATTERNS.get(pattern)
+    if found is None:
+        found = _PATTERNS[pattern] = re.compile(pattern)
+    return found
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def check_startup_doc(path: str, doc: Any) -> list[Problem]:
@@ -542,22 +610,26 @@ def _words(line: str, number: int) -> list[str]:
 def _insert(tree: dict[str, Any], words: list[str], number: int) -> Placement:
     node: Node = SET_SCHEMA
     here = tree
+    value_at = len(words) - 2
     for index, word in enumerate(words):
-        if isinstance(node, Leaf):
-            raise NvueFormatError(f"line {number}: unexpected {word!r} after a value", number)
         if isinstance(node, Obj):
-            if word not in node.fields:
+            field = node.fields.get(word)
+            if field is None:
                 raise NvueFormatError(f"line {number}: unknown key {word!r}", number)
-            child = node.fields[word]
-            if isinstance(child, Leaf):
-                if index != len(words) - 2:
+            if isinstance(field, Leaf):
+                if index != value_at:
                     raise NvueFormatError(f"line {number}: {word} takes exactly one value", number)
-                here[word] = value = child.from_word(words[-1])
+                here[word] = value = field.from_word(words[-1])
                 return tuple(words[:index]), word, value
-            node = child
-        else:
+            node = field
+        elif isinstance(node, Coll):
             node = node.item
-        here = _container(here, word, number)
+        else:
+            raise NvueFormatError(f"line {number}: unexpected {word!r} after a value", number)
+        child = here.get(word)
+        if type(child) is not dict:
+            child = _container(here, word, number)
+        here = child
     if isinstance(node, Leaf):
         raise NvueFormatError(f"line {number}: missing value", number)
     return tuple(words), None, None
@@ -568,12 +640,16 @@ def _place(tree: dict[str, Any], placement: Placement, number: int) -> None:
     keys, leaf, value = placement
     here = tree
     for word in keys:
-        here = _container(here, word, number)
+        child = here.get(word)
+        if type(child) is not dict:
+            child = _container(here, word, number)
+        here = child
     if leaf is not None:
         here[leaf] = value
 
 
 def _container(here: dict[str, Any], word: str, number: int) -> dict[str, Any]:
+    """``here[word]``, a new empty mapping if there is none; the callers look up a ``dict`` first themselves."""
     child = here.setdefault(word, {})
     if not isinstance(child, dict):
         raise NvueFormatError(f"line {number}: {word!r} is both a value and a container", number)
