@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jinja2 import Environment, FileSystemLoader, TemplateNotFound
 
 from fabgen._resources import resource_dir
@@ -70,3 +72,66 @@ def test_a_guarded_templates_context_is_jinjas() -> None:
     with pytest.raises(TypeError):
         env.from_string("x").new_context({1: "not a name"})  # type: ignore[dict-item]
     assert env.from_string("{{ x }}").new_context({"x": 1}, shared=True).parent == {"x": 1}
+
+
+class _Html:
+    def __html__(self) -> str:
+        return "<b>as is</b>"
+
+
+class _Str(str):
+    """A str subclass: not ``type(value) is str``, so it takes MarkupSafe's own path."""
+
+
+class _Int(int):
+    def __str__(self) -> str:
+        return "<int & 'more'>"
+
+
+ESCAPED_VALUES: list[object] = [
+    "", "plain", "&", "<", ">", '"', "'", "&amp;", "a<b>c\"d'e&f", "é\u2028\x00", 0, -1, 10**30, True, False, None,
+    1.5, float("nan"), _Html(), _Str("<s>"), _Int(3), b"<bytes>", ("<t>",), ["<l>"],
+]
+
+
+@pytest.mark.parametrize("value", ESCAPED_VALUES, ids=repr)
+def test_print_escaped_prints_what_markupsafe_escape_prints(value: object) -> None:
+    """print_escaped is MarkupSafe's escape, character for character, for every kind of value a template prints."""
+    from markupsafe import Markup, escape
+
+    from fabgen.targets.environment import print_escaped
+
+    assert print_escaped(value) == str(escape(value))
+    assert print_escaped(Markup("<kept>")) == "<kept>"
+
+
+@given(st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False))
+def test_print_escaped_agrees_with_markupsafe_on_anything(value: object) -> None:
+    from markupsafe import escape
+
+    from fabgen.targets.environment import print_escaped
+
+    assert print_escaped(value) == str(escape(value))
+
+
+def test_autoescaped_guarded_templates_render_what_jinjas_do() -> None:
+    """Output, blocks captured by ``set``, macros, ``caller``, filters, ``|safe``, ``~``, ``{% autoescape %}``:
+    a GuardedTemplate (printing through print_escaped) renders the same text as Jinja's own Template."""
+    from jinja2 import Template
+
+    from fabgen.targets.environment import GuardedEnvironment, GuardedTemplate, print_escaped
+
+    source = (
+        "{{ s }}|{{ n }}|{{ h }}|{{ s|safe }}|{{ s ~ n }}|{{ s|upper }}|{{ [s, n]|join(',') }}\n"
+        "{% set captured %}<i>{{ s }}</i>{% endset %}{{ captured }}|{{ captured|length }}\n"
+        "{% macro m(x) %}[{{ x }}{{ caller() if caller }}]{% endmacro %}{{ m(s) }}{% call m(n) %}{{ s }}{% endcall %}\n"
+        "{% filter upper %}{{ s }}<u>{% endfilter %}|{% autoescape false %}{{ s }}{% endautoescape %}"
+        "{% autoescape true %}{{ s }}{% endautoescape %}|{{ none }}|{{ b }}\n"
+    )
+    values = {"s": "<a href=\"x\">&'</a>", "n": 42, "h": _Html(), "none": None, "b": True}
+    for autoescape in (True, False):
+        ours = GuardedEnvironment(autoescape=autoescape).from_string(source)
+        jinja = Environment(autoescape=autoescape).from_string(source)
+        assert isinstance(ours, GuardedTemplate) and type(jinja) is Template
+        assert ours.render(values) == jinja.render(values)
+        assert ("escape", print_escaped) in ours.root_render_func.__globals__.items()

@@ -23,9 +23,14 @@ def topology_path(profile: str) -> str:
     return f"hosts/_profiles/{profile}/nccl-topo.xml"
 
 
-PciRow = tuple[str, str, str, str, str, int, tuple[str, str, str, str] | None, GpuIntent | None, NetIntent | None]
+PciRow = tuple[str, str, str, str, str, int, tuple[str, str, str, str] | None, str | None, str | None, str | None,
+               str | None, GpuIntent | None, NetIntent | None]
 """One line of a CPU's PCI tree: (indent, "open" | "leaf" | "close", busid, class, link_speed, link_width,
-ids, gpu, net); a "close" row carries the node's values too, unprinted."""
+ids, vendor, device, subsystem_vendor, subsystem_device, gpu, net), the four ids None when ``ids`` is; a "close"
+row carries the node's values too, unprinted."""
+
+
+_NO_IDS = (None, None, None, None)
 
 
 def pci_rows(cpu: CpuIntent) -> list[PciRow]:
@@ -36,17 +41,18 @@ def pci_rows(cpu: CpuIntent) -> list[PciRow]:
     rest of the file; a flat loop prints the same lines. The values ride in the
     row, unpacked by the loop, because each ``pci.busid`` in a template is a
     call of the environment's guarded ``getattr``: two hundred of them were a
-    fifth of the render. A node with neither children, a GPU nor a NIC is a
-    leaf (``<pci .../>``); any other opens, and its ``</pci>`` follows its
-    subtree.
+    fifth of the render. The four ids ride apart too: unpacked in the template
+    by a ``set`` inside the loop, they were four context lookups on every row.
+    A node with neither children, a GPU nor a NIC is a leaf (``<pci .../>``);
+    any other opens, and its ``</pci>`` follows its subtree.
     """
     rows: list[PciRow] = []
     stack: list[tuple[PciIntent, str, bool]] = [(pci, "    ", False) for pci in reversed(cpu.children)]
     while stack:
         pci, indent, closing = stack.pop()
         kind = "close" if closing else "open" if pci.children or pci.gpu or pci.net else "leaf"
-        rows.append((indent, kind, pci.busid, pci.pci_class, pci.link_speed, pci.link_width, pci.ids, pci.gpu,
-                     pci.net))
+        rows.append((indent, kind, pci.busid, pci.pci_class, pci.link_speed, pci.link_width, pci.ids,
+                     *(pci.ids or _NO_IDS), pci.gpu, pci.net))
         if kind == "open":
             stack.append((pci, indent, True))
             stack.extend((child, indent + "  ", False) for child in reversed(pci.children))

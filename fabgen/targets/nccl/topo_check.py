@@ -681,21 +681,35 @@ def _locate(
 _LINE_TAG = re.compile(r' *<([a-z][a-z0-9]*)((?: [a-z_]+="[^"\t\n\r&<>]*")*)(/?)>')
 _LINE_ATTR = re.compile(r' ([a-z_]+)="([^"]*)"')
 _LINE_CLOSE = re.compile(r" *</([a-z][a-z0-9]*)>")
-_SHAPES: dict[tuple[str, bool, str], tuple[bool, bool]] = {}
-"""(element, whether a bus id comes first, the attributes after it as written) -> (all clean, carries class)."""
-_MAX_SHAPES = 4096
 _BUSID_LINES = re.compile(f"(?:{_BUSID.pattern}\n)*")
 """Bus ids one per line, each of :data:`_BUSID`'s form: what :func:`_value_clean` asks of a ``<pci>`` bus id."""
 _FAKE_DOMAIN_COLON = _FAKE_DOMAIN + ":"
+_BUSID_OPEN = ' busid="'
+_SOME_BUSID = "0000:00:00.0"
+"""The bus id a line is judged with (:func:`_line_kind`): any of :data:`_BUSID`'s form gets the same verdict."""
+_COMMENT, _CLOSE, _OPEN, _EMPTY = "comment", "close", "open", "empty"
+_Kind = tuple[str, str, bool]
+"""What one line is: (comment, close, open or empty (``<x .../>``), its element, whether it carries ``class``)."""
+_LINES: dict[str, _Kind | None] = {}
+"""A line, its first bus id's value cut out -> :func:`_line_kind` of it, None when the line proves nothing."""
+_MAX_LINES = 4096
+_NESTING = frozenset((parent, child) for parent, children in _HANDLERS.items() for child in children
+                     if parent == _TOP or child in topo_proof.ELEMENTS[parent][0])
+"""(parent, child) pairs that NCCL has a handler for and the schema allows (the top: only ``<system>``)."""
+
+
+_VALUE_RULES: dict[tuple[str, str], tuple[str, str | None, bool]] = {
+    (element, key): (kind, topo_proof.FIXED.get((element, key)), key in _INT_ATTRS.get(element, _NO_HANDLERS))
+    for element, (_, attributes, _) in topo_proof.ELEMENTS.items() for key, kind in attributes.items()}
+"""(element, attribute) -> (the schema's type, its fixed value or None, whether NCCL reads it with ``strtol``)."""
 
 
 def _value_clean(element: str, key: str, value: str) -> bool:
     """Every single-value rule: the schema's type (and fixed value), NCCL's octal trap, bus id form, link speed."""
-    kind = topo_proof.ELEMENTS[element][1][key]
-    fixed = topo_proof.FIXED.get((element, key))
+    kind, fixed, integer = _VALUE_RULES[element, key]
     return (len(value) <= MAX_STR_LEN and topo_proof.value_proved(kind, value)
             and (fixed is None or value == fixed)
-            and not (key in _INT_ATTRS.get(element, _NO_HANDLERS) and _OCTAL_LOOKING.match(value))
+            and not (integer and _OCTAL_LOOKING.match(value))
             and not (element == "pci" and key == "busid" and not _BUSID.fullmatch(value))
             and not (element == "pci" and key == "link_speed" and value not in LINK_SPEEDS))
 
@@ -704,15 +718,50 @@ def _shape_clean(element: str, busid_first: bool, rest: str) -> tuple[bool, bool
     """(Whether the attributes are known, distinct, few enough, hold the required and each value is clean;
     whether ``class`` is among them), for a tag whose attributes are ``rest``, after a bus id if ``busid_first``.
 
-    The bus id's value is judged by the caller: it is the one value that differs between a profile's many
-    ``<pci>`` lines, so the rest of a line is judged once per file (once per process) however many share it.
+    The bus id's value is judged by the caller, with every bus id of the file. A bus id anywhere but first is
+    not proved: the caller would not see it, to tell a bus id used twice or a made-up one without ``class``.
     """
     _, attributes, required = topo_proof.ELEMENTS[element]
     pairs = _LINE_ATTR.findall(rest)
-    keys = [*(["busid"] if busid_first else []), *(key for key, _ in pairs)]
-    known = (len(keys) <= MAX_ATTRS and len(set(keys)) == len(keys) and all(key in attributes for key in keys)
-             and required <= set(keys))
-    return known and all(_value_clean(element, key, value) for key, value in pairs), "class" in keys
+    keys = [key for key, _ in pairs]
+    names = set(keys)
+    if busid_first:
+        keys.append("busid")
+        names.add("busid")
+    elif "busid" in names:
+        return False, "class" in names
+    if not (len(keys) <= MAX_ATTRS and len(names) == len(keys) and names <= attributes.keys() and required <= names):
+        return False, "class" in names
+    for key, value in pairs:
+        if not _value_clean(element, key, value):
+            return False, "class" in names
+    return True, "class" in names
+
+
+def _line_kind(line: str) -> _Kind | None:
+    """What ``line`` is, if it is one tag or one comment that every rule judging a line alone accepts; else None.
+
+    A tag: known element, plain ``key="value"`` pairs (:func:`_shape_clean`), an
+    element that must be empty written ``<x/>``. Where it sits in the tree is the
+    caller's, line after line.
+    """
+    tag = _LINE_TAG.fullmatch(line)
+    if tag is None:
+        close = _LINE_CLOSE.fullmatch(line)
+        if close is not None:
+            return _CLOSE, close[1], False
+        start = len(line) - len(line.lstrip(" "))
+        if (line.startswith("<!-- ", start) and line.find("-->", start + 4) == len(line) - 3
+                and topo_proof.comment_proved(line[start + 4:-3])):
+            return _COMMENT, "", False
+        return None
+    name, attrs, single = tag[1], tag[2], tag[3] == "/"
+    rule = topo_proof.ELEMENTS.get(name)
+    if rule is None or not (rule[0] or single):
+        return None
+    busid_first = attrs.startswith(_BUSID_OPEN)
+    clean, has_class = _shape_clean(name, busid_first, attrs[attrs.index('"', 8) + 1:] if busid_first else attrs)
+    return (_EMPTY if single else _OPEN, name, has_class) if clean else None
 
 
 def _clean_by_lines(text: str) -> bool:
@@ -722,68 +771,70 @@ def _clean_by_lines(text: str) -> bool:
     the schema proof walks them again, three times printing the file. A file
     of the shape fabgen writes (one tag or one ``<!-- -->`` comment per line,
     spaces before it and nothing after, lower-case names, plain ``key="value"``
-    pairs) is judged here with one regular expression per line, the part of a
-    line after its bus id judged once however many lines share it, the bus ids
-    all at once: every rule of the scanner (handlers, nesting, node budget, octal,
-    bus ids and their uniqueness, link speeds, ``class`` on switches and
-    made-up bus ids) and of :func:`topo_proof.schema_valid` (known elements
-    and attributes, typed values, required and fixed ones, empty elements
-    written ``<x/>``, one ``<system>`` root). These accept a subset of what the
-    two passes accept; on anything else (any doubt) it answers False and the
-    full check runs, so a file with a problem always gets the scanner's and
-    lxml's own messages. ``tests/targets/nccl/test_nccl_topo_proof.py`` and
+    pairs) is judged here line by line: every rule of the scanner (handlers,
+    nesting, node budget, octal, bus ids and their uniqueness, link speeds,
+    ``class`` on switches and made-up bus ids) and of
+    :func:`topo_proof.schema_valid` (known elements and attributes, typed
+    values, required and fixed ones, empty elements written ``<x/>``, one
+    ``<system>`` root). These accept a subset of what the two passes accept;
+    on anything else (any doubt) it answers False and the full check runs, so
+    a file with a problem always gets the scanner's and lxml's own messages.
+
+    What a line is alone (:func:`_line_kind`, a regular expression and each
+    value's rules) is judged once per process for each distinct line with its
+    first bus id's value cut out, the one value that differs between a
+    profile's many ``<pci>`` lines: it is judged with :data:`_SOME_BUSID` in
+    that place, which gets the verdict of any bus id of :data:`_BUSID`'s form,
+    and every value cut out must be of that form (all at once, at the end, with
+    their uniqueness), or the answer is False. Where the line sits (nesting,
+    roots, nodes, ``class`` on a switch, a made-up bus id) is judged for every
+    line. ``tests/targets/nccl/test_nccl_topo_proof.py`` and
     ``test_nccl_topo_check.py`` plant faults and show that this never says
-    clean where the full check reports a problem.
+    clean where the full check reports a problem, and that what it says does not
+    depend on the lines it judged before.
     """
-    elements = topo_proof.ELEMENTS
     stack: list[tuple[str, bool]] = []  # open elements: (name, carries class)
     roots = nodes = 0
     busids: list[str] = []
+    known = _LINES
     for line in text.split("\n"):
         if not line:
             continue
-        tag = _LINE_TAG.fullmatch(line)
-        if tag is None:
-            close = _LINE_CLOSE.fullmatch(line)
-            if close is not None:
-                if not stack or stack.pop()[0] != close[1]:
-                    return False
-                continue
-            start = len(line) - len(line.lstrip(" "))
-            if (line.startswith("<!-- ", start) and line.find("-->", start + 4) == len(line) - 3
-                    and topo_proof.comment_proved(line[start + 4:-3])):
-                continue
-            return False
-        name, attrs, single = tag[1], tag[2], tag[3] == "/"
-        parent = stack[-1][0] if stack else _TOP
-        if name not in _HANDLERS[parent] or (parent != _TOP and name not in elements[parent][0]):
-            return False
-        if not elements[name][0] and not single:
-            return False
-        busid = None
-        if attrs.startswith(' busid="'):
-            end = attrs.index('"', 8)
-            busid, attrs = attrs[8:end], attrs[end + 1:]
-        shape = (name, busid is not None, attrs)
-        verdict = _SHAPES.get(shape)
-        if verdict is None:
-            verdict = _shape_clean(*shape)
-            if len(_SHAPES) < _MAX_SHAPES:
-                _SHAPES[shape] = verdict
-        clean, has_class = verdict
-        if not clean:
-            return False
-        if busid is not None:
-            if busid.startswith(_FAKE_DOMAIN_COLON) and not has_class:
+        busid = ""
+        at = line.find(_BUSID_OPEN)
+        if at >= 0:  # cut the value out: the line is known by the rest
+            at += len(_BUSID_OPEN)
+            end = line.find('"', at)
+            if end < 0:
                 return False
+            busid = line[at:end]
             busids.append(busid)
-        if name == "pci" and parent == "pci" and not stack[-1][1]:
-            return False  # a switch (a <pci> with a <pci> inside) without class
+            line = line[:at] + line[end:]
+        if line in known:
+            kind = known[line]
+        else:
+            kind = _line_kind(line if at < 0 else line[:at] + _SOME_BUSID + line[at:])
+            if len(known) < _MAX_LINES:
+                known[line] = kind
+        if kind is None:
+            return False
+        what, name, has_class = kind
+        if busid.startswith(_FAKE_DOMAIN_COLON) and not has_class:
+            return False
+        if what == _COMMENT:
+            continue
+        if what == _CLOSE:
+            if not stack or stack.pop()[0] != name:
+                return False
+            continue
+        parent, parent_class = stack[-1] if stack else (_TOP, False)
+        if (parent, name) not in _NESTING or (name == "pci" and parent == "pci" and not parent_class):
+            return False  # no handler, not in the schema, or a switch (a <pci> with a <pci> inside) without class
         nodes += 1
-        roots += parent == _TOP
+        roots += not stack
         if nodes >= MAX_NODES:
             return False
-        if not single:
+        if what == _OPEN:
             stack.append((name, has_class))
     # Every bus id at once: the scanner's form (the schema's BusId is the same pattern) and none used twice.
     return (roots == 1 and not stack and len(set(busids)) == len(busids)

@@ -311,3 +311,74 @@ def _generated_once() -> str:
     if not _GENERATED:
         _GENERATED.append(_generated())
     return _GENERATED[0]
+
+
+def test_a_bus_id_that_is_not_first_is_left_to_the_full_check(generated: str) -> None:
+    """The line proof reads a line's bus id only as its first attribute: one written later (used twice, or made
+    up without class) is not proved, and the full check reports what is wrong with it (the line proof had called
+    both clean: it judged such a bus id's value but never counted it among the file's bus ids)."""
+    leaf = next(line for line in generated.split("\n") if line.endswith("/>") and "<pci " in line)
+    busid = re.search(r' busid="([^"]*)"', leaf)
+    assert busid is not None
+
+    def later(value: str) -> str:
+        return leaf.replace(busid[0], "").replace("/>", f' busid="{value}"/>')
+
+    classless = re.sub(r' class="[^"]*"', "", later("ffff:ff:0e.0"))
+    twice = generated.replace(leaf, f"{leaf}\n{later(busid[1])}", 1)
+    made_up = generated.replace(leaf, f"{leaf}\n{classless}", 1)
+    for text in (generated.replace(leaf, later(busid[1]), 1), twice, made_up):
+        assert not topo_check._clean_by_lines(text)
+        _agree(text)
+    assert any("already used" in p.message for p in _full_check(twice))
+    assert _full_check(made_up)
+
+
+_BUSID_FORM = r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]"
+
+
+@settings(max_examples=400, deadline=None)
+@given(which=st.integers(0, 3), line=st.integers(0, 200), at=st.integers(0, 300), cut=st.integers(0, 3),
+       insert=st.text(alphabet=_EDIT_ALPHABET, max_size=3), busid=st.from_regex(_BUSID_FORM, fullmatch=True))
+def test_a_line_is_judged_alike_with_any_bus_id_of_the_form(which: int, line: int, at: int, cut: int, insert: str,
+                                                            busid: str) -> None:
+    """What the line proof remembers of a line is judged with its first bus id's value replaced by
+    _SOME_BUSID: any line, edited at random, judged with any bus id of the form in that place, gets that verdict."""
+    lines = _lines_of_fabgen_shape(_generated_once())[which].split("\n")
+    text = lines[line % len(lines)]
+    at %= len(text) + 1
+    text = text[:at] + insert + text[at + cut:]
+    start = text.find(' busid="') + 8
+    end = text.find('"', start)
+    if start < 8 or end < 0:
+        return
+    judged = topo_check._line_kind(text[:start] + topo_check._SOME_BUSID + text[end:])
+    assert topo_check._line_kind(text[:start] + busid + text[end:]) == judged
+    assert topo_check._line_kind(text[:start] + "ffff" + busid[4:] + text[end:]) == judged
+
+
+@settings(max_examples=300, deadline=None)
+@given(which=st.integers(0, 3), at=st.integers(0, 10_000), cut=st.integers(0, 4),
+       insert=st.text(alphabet=_EDIT_ALPHABET, max_size=3), busid=st.text(alphabet='0123456789abcdefF:.x" ', max_size=14))
+def test_the_line_proof_says_the_same_whatever_it_judged_before(which: int, at: int, cut: int, insert: str,
+                                                                busid: str) -> None:
+    """An edit of a fabgen-shaped file (and the same with one bus id set to anything): the line proof answers the
+    same judging it first in the process as after every line of the good files, and agrees with the full check."""
+    texts = _lines_of_fabgen_shape(_generated_once())
+    text = texts[which]
+    at %= len(text) + 1
+    edited = text[:at] + insert + text[at + cut:]
+    found = re.search(r'busid="([^"]*)"', edited)
+    other = edited if found is None else edited[:found.start(1)] + busid + edited[found.end(1):]
+    saved = dict(topo_check._LINES)
+    try:
+        for fault in (edited, other):
+            topo_check._LINES.clear()
+            first = topo_check._clean_by_lines(fault)
+            for good in texts:
+                assert topo_check._clean_by_lines(good)
+            assert topo_check._clean_by_lines(fault) == first
+            _agree(fault)
+    finally:
+        topo_check._LINES.clear()
+        topo_check._LINES.update(saved)
