@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabgen._gc import keep_until_exit, paused_gc
+from fabgen.encoded import take_encoded
 from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.plan import FabricPlan, build_plan
 from fabgen.source import load_source
@@ -121,7 +122,11 @@ def _stream_write(stream: Generator[list[Rendered], None, None], writer: TreeWri
         with paused_gc():  # the plan's half a million objects would be rescanned on every batch's allocations
             for batch in stream:
                 for path, text, owner in batch:
-                    writer.add(path, text.encode("utf-8"), owner)
+                    known = take_encoded(text)  # an EOS .cfg, hashed already for its session's name
+                    if known is None:
+                        writer.add(path, text.encode("utf-8"), owner)
+                    else:
+                        writer.add(path, known[0], owner, known[1])
         before_swap()
         stage(f"writing {len(writer.entries):,} files")
         return writer.finish()

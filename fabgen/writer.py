@@ -359,8 +359,10 @@ class TreeWriter:
         through directories only: what :func:`_refuse_foreign_entries` would ``lstat`` them and their parents
         to learn (the unchanged ones, in :attr:`unchanged`, are such files too)."""
 
-    def add(self, path: str, data: bytes, owner: Owner) -> None:
-        """Place one file in the new tree; a path handed over twice keeps the last content (as a dict update)."""
+    def add(self, path: str, data: bytes, owner: Owner, digest: str | None = None) -> None:
+        """Place one file in the new tree; a path handed over twice keeps the last content (as a dict update).
+
+        ``digest``: ``sha256(data).hexdigest()`` when the caller has it already (:mod:`fabgen.encoded`)."""
         if self._unsafe is not None:
             return  # refused already: the rest is handed over only so that its render errors come first
         if path != MANIFEST and _SAFE_PATH.fullmatch(path):
@@ -388,7 +390,7 @@ class TreeWriter:
             if found is _OTHER:
                 self._old_regular.add(rel)
             _write_new(f"{self._base}/{rel}", data)
-        entries[rel] = (_sha256(data).hexdigest(), len(data), owner[0], owner[1])
+        entries[rel] = (digest or _sha256(data).hexdigest(), len(data), owner[0], owner[1])
 
     def _replace(self, rel: str) -> None:
         os.unlink(f"{self._base}/{rel}")

@@ -24,8 +24,12 @@ Kubernetes label values.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabgen.plan import FabricPlan
+
+if TYPE_CHECKING:
+    from fabgen.targets.base import RenderContext
 
 FABRIC = "fabric"
 
@@ -94,3 +98,12 @@ def placement(plan: FabricPlan) -> Placement:
         host_group=host_group,
         unplaced=tuple(unplaced),
     )
+
+
+def shared_placement(context: RenderContext) -> Placement:
+    """:func:`placement` of the run's plan, made once per render run: the slurm and k8s-labels targets both read
+    it (12 ms at 24k hosts each time). Neither changes it."""
+    tree: Placement | None = context.cache.get("placement")
+    if tree is None:
+        tree = context.cache["placement"] = placement(context.plan)
+    return tree

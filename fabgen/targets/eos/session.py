@@ -43,6 +43,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
+from fabgen.encoded import remember_encoded
 from fabgen.errors import Problem
 from fabgen.targets.eos.syntax import SyntaxIssue, _lexical, _text_issue, checked_text
 
@@ -67,8 +68,14 @@ def session_path(name: str) -> str:
 
 
 def session_name(cfg: str) -> str:
-    """``fabgen-`` and 12 hex of the config: a rerun of the same config reuses the name, another one does not."""
-    return "fabgen-" + hashlib.sha256(cfg.encode()).hexdigest()[:12]
+    """``fabgen-`` and 12 hex of the config: a rerun of the same config reuses the name, another one does not.
+
+    The config's bytes and whole digest are left for the writer (:mod:`fabgen.encoded`), which would otherwise
+    encode and hash the same ``.cfg`` again for the manifest."""
+    data = cfg.encode()
+    digest = hashlib.sha256(data).hexdigest()
+    remember_encoded(cfg, data, digest)
+    return "fabgen-" + digest[:12]
 
 
 def resets(qos_profiles: list[str], mmu_profile: str | None, interfaces: list[str], bgp: bool) -> list[str]:

@@ -29,7 +29,7 @@ import re
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.placement import FABRIC, Placement, placement
+from fabgen.targets.placement import FABRIC, Placement, placement, shared_placement
 
 YAML_PATH = "k8s/node-labels.yaml"
 SCRIPT_PATH = "k8s/label-nodes.sh"
@@ -43,10 +43,14 @@ LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def node_labels(plan: FabricPlan, tree: Placement | None = None) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """(node name -> labels, in plan order; hosts that cannot be node names)."""
+    """(node name -> labels, in plan order; hosts that cannot be node names).
+
+    The labels are a function of the host's leaf group alone, so the hosts of one group share one dict (made
+    once per group, not per host): read them, do not change them."""
     tree = tree or placement(plan)
     nodes: dict[str, dict[str, str]] = {}
     skipped: list[str] = []
+    by_group: dict[str, dict[str, str]] = {}
     for host in plan.hosts:
         group = tree.host_group.get(host.name)
         if group is None:
@@ -55,9 +59,12 @@ def node_labels(plan: FabricPlan, tree: Placement | None = None) -> tuple[dict[s
         if len(name) > 253 or NODE_NAME.match(name) is None:
             skipped.append(host.name)
             continue
-        path = [group, tree.pod_of(group), FABRIC] if tree.tiers == 3 else [group, FABRIC]
-        labels = {TIER_KEY.format(i): value for i, value in enumerate(path)}
-        labels.update({LEGACY_KEYS[i]: value for i, value in enumerate(path)})
+        labels = by_group.get(group)
+        if labels is None:
+            path = [group, tree.pod_of(group), FABRIC] if tree.tiers == 3 else [group, FABRIC]
+            labels = {TIER_KEY.format(i): value for i, value in enumerate(path)}
+            labels.update({LEGACY_KEYS[i]: value for i, value in enumerate(path)})
+            by_group[group] = labels
         nodes[name] = labels
     return nodes, skipped
 
@@ -128,7 +135,7 @@ def check(path: str, text: str) -> list[Problem]:
 
 
 def _render(context: RenderContext, plan: FabricPlan) -> dict[str, str]:
-    nodes = node_labels(plan)  # the placement tree once for both files
+    nodes = node_labels(plan, shared_placement(context))  # the placement tree once for both files (and slurm)
     return {YAML_PATH: node_labels_yaml(plan, nodes), SCRIPT_PATH: label_script(plan, nodes)}
 
 
