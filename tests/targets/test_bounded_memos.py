@@ -12,6 +12,7 @@ from fabgen.targets.eos import shape, slots, syntax, text
 from fabgen.targets.hostnet import config as hostnet_config
 from fabgen.targets.hostnet import slots as hostnet_slots
 from fabgen.targets.memo import remember, remember_all
+from fabgen.targets.nccl import topo_check
 from fabgen.targets.nvue import parse as nvue_parse
 from fabgen.targets.nvue import subset as nvue_subset
 from tests.helpers import example
@@ -39,6 +40,7 @@ BOUNDS: list[tuple[Any, str]] = [
     (shape.ShapeVerdicts, "LIMIT"), (slots.Vouchers, "LIMIT"), (syntax, "_ACCEPTED_MAX"),
     (text, "_TOKENS_MOST"), (text, "_PROVED_MOST"), (nvue_subset, "_SHAPES_MAX"), (nvue_parse, "_PLACEMENTS_MAX"),
     (hostnet_slots.Verdicts, "LIMIT"), (hostnet_config, "_PROFILES_MOST"), (proved_clean.ProvedClean, "LIMIT"),
+    (topo_check, "_MAX_LINES"),
 ]
 """Every bounded memo's bound (a memo added without a line here is still bounded, but not proved harmless)."""
 
@@ -48,7 +50,7 @@ def test_memos_emptied_at_every_second_entry_render_the_same_files(name: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     plan = plan_fabric(load_spec(example(name)))
     expected = render_fabric(plan)
-    kept = (nvue_subset._SHAPES, nvue_parse._PLACEMENTS, *syntax._ACCEPTED.values())
+    kept = (nvue_subset._SHAPES, nvue_parse._PLACEMENTS, topo_check._LINES, *syntax._ACCEPTED.values())
     for memo in (*kept, text.TEXT_TOKENS, text._QUADS, text._PREFIXES):
         memo.clear()
     for owner, bound in BOUNDS:

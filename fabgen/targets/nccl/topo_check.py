@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from fabgen._resources import resource_path
 from fabgen.bounded import MAX_XML_BYTES, read_bytes, xml_declaration_problem
 from fabgen.errors import FabgenError, Problem
+from fabgen.targets.memo import remember
 from fabgen.targets.nccl import topo_proof
 
 if TYPE_CHECKING:  # imported where used: only a file the proof cannot clear needs lxml (10 ms at every start)
@@ -813,9 +814,8 @@ def _clean_by_lines(text: str) -> bool:
         if line in known:
             kind = known[line]
         else:
-            kind = _line_kind(line if at < 0 else line[:at] + _SOME_BUSID + line[at:])
-            if len(known) < _MAX_LINES:
-                known[line] = kind
+            kind = remember(known, line, _line_kind(line if at < 0 else line[:at] + _SOME_BUSID + line[at:]),
+                            _MAX_LINES)
         if kind is None:
             return False
         what, name, has_class = kind
