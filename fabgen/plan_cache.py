@@ -53,7 +53,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -384,7 +384,7 @@ def _fill_and_serve(request: Request, spec_bytes: bytes, path: Path, secret: byt
     return _serve_memory(files, owners, fabric, spec, chosen, request)
 
 
-def _serve_memory(files: dict[str, str], owners: dict[str, tuple[str, str]], fabric: Any, spec: Any,
+def _serve_memory(files: dict[str, str], owners: Mapping[str, tuple[str, str]], fabric: Any, spec: Any,
                   chosen: Sequence[Any], request: Request) -> WriteResult | Drift:
     """This request's part of a fresh full render (already checked by :func:`render_files`)."""
     from fabgen.device_match import device_matches

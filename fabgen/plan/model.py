@@ -8,7 +8,7 @@ with slots (not pydantic models) because a 24k-GPU fabric has ~74k links and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fabgen.plan.layout import Layout
 
@@ -299,6 +299,20 @@ class FabricPlan:
 
     def host(self, name: str) -> Host:
         return self._host_index[name]
+
+    def named(self, scope: Literal["switch", "host"]) -> tuple[tuple[str, Any], ...]:
+        """``(name, device)`` of every switch or every host, in plan order, made once per plan.
+
+        Why: every switch or host target's list of devices to render starts
+        from it; each had built its own, 2,048 or 3,072 new pairs, which cost a
+        2,048-switch target as much as a third of its render.
+        """
+        key = f"_{scope}_named"
+        cached: tuple[tuple[str, Any], ...] | None = self.__dict__.get(key)
+        if cached is None:
+            cached = tuple([(d.name, d) for d in (self.switches if scope == "switch" else self.hosts)])
+            object.__setattr__(self, key, cached)
+        return cached
 
     @property
     def _switch_index(self) -> dict[str, Switch]:

@@ -86,14 +86,18 @@ def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:
         return [("", plan)]
     if target.scope == "profile":
         return [(name, name) for name in plan.spec.host_profiles if target.applies(name)]
-    devices = plan.switches if target.scope == "switch" else plan.hosts
-    if target.applies is every_device:  # no call per device
-        return [(d.name, d) for d in devices]
-    return [(d.name, d) for d in devices if target.applies(d)]
+    named = plan.named("switch" if target.scope == "switch" else "host")
+    applies = target.applies
+    if applies is every_device:  # no call per device
+        return list(named)
+    return [pair for pair in named if applies(pair[1])]
+
+
+_BY_NAME = {t.name: t for t in TARGETS}
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:
-    known = {t.name: t for t in TARGETS}
+    known = _BY_NAME
     if not names:
         return [t for t in TARGETS if t.default]
     chosen = []

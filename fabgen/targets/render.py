@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import traceback
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -28,31 +28,73 @@ def render_files(
     devices: Sequence[str] | None = None,
     templates: Path | None = None,
     jobs: int = 1,
-) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+) -> tuple[dict[str, str], Owners]:
     """Render the chosen targets for the chosen devices: ``({path: text}, {path: (target, device)})``.
 
     ``jobs > 1`` renders in that many forked worker processes; the result is the
     same bytes in the same order as with one process.
     """
     rows: list[Rendered] = []
-    files: dict[str, str] = {}
-    owners: dict[str, tuple[str, str]] = {}
     # Paused to the end, sort included, and promoted: the sort's tuples, or the caller's next allocation,
     # would otherwise start a collection that walks everything the render allocated (and at times the plan).
     with paused_gc(promote=True):
         for batch in render_stream(plan, target_names_, devices, templates, jobs):
             rows.extend(batch)
-        # One stable sort of the rows by path, then one pass filling both dicts: the same files, order and
-        # owners as filling them in render order and sorting the files after (a path produced twice keeps its
-        # last text), for a third less; at 2,048 small files that bookkeeping had cost as much as the render.
+        # One stable sort of the rows by path, then the files in that order: the same files, order and owners
+        # as filling them in render order and sorting the files after (a path produced twice keeps its last
+        # text), for a third less; at 2,048 small files that bookkeeping had cost as much as the render.
         rows.sort(key=_path)
-        for path, text, owner in rows:
-            files[path] = text
-            owners[path] = owner
-        return files, owners
+        return {path: text for path, text, _ in rows}, Owners(rows)
 
 
 _path = itemgetter(0)
+
+
+class Owners(Mapping[str, tuple[str, str]]):
+    """``{path: (target, device)}`` of one :func:`render_files` call, in path order, filled when first read.
+
+    Why: ``generate``, ``generate --check`` and a library's ``render_fabric``
+    never read it, and filling a second dict of every path had cost a
+    2,048-switch target as much as its render. Until it is read it holds the
+    render's rows (their texts are the files' own objects); a path produced twice
+    is owned by its last producer, as its text is.
+    """
+
+    __slots__ = ("_rows", "_table")
+
+    def __init__(self, rows: list[Rendered]) -> None:
+        self._rows: list[Rendered] | None = rows
+        self._table: dict[str, tuple[str, str]] = {}
+
+    def _owners(self) -> dict[str, tuple[str, str]]:
+        if self._rows is not None:
+            self._table = {path: owner for path, _, owner in self._rows}
+            self._rows = None
+        return self._table
+
+    def __getitem__(self, path: str) -> tuple[str, str]:
+        return self._owners()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._owners())
+
+    def __len__(self) -> int:
+        return len(self._owners())
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._owners()
+
+    def get(self, path: str, default: Any = None) -> Any:  # the dict's own, not Mapping's Python loop
+        return self._owners().get(path, default)
+
+    def keys(self) -> KeysView[str]:
+        return self._owners().keys()
+
+    def items(self) -> ItemsView[str, tuple[str, str]]:
+        return self._owners().items()
+
+    def values(self) -> ValuesView[tuple[str, str]]:
+        return self._owners().values()
 
 
 def render_stream(

@@ -156,6 +156,29 @@ def test_render_files_keeps_the_last_text_of_a_path_given_twice(monkeypatch: pyt
     assert owners == {"a": ("t", "x"), "b": ("u", "y"), "c": ("t", "z")}
 
 
+def test_owners_filled_when_first_read_are_the_files_owners_in_path_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every way of reading :class:`~fabgen.targets.render.Owners` sees the same table, in the files' order."""
+    def stream(*args: Any, **kwargs: Any) -> Any:
+        yield [("b", "1", ("t", "x")), ("a", "2", ("t", "x"))]
+        yield [("b", "3", ("u", "y")), ("c", "4", ("t", "z"))]
+
+    monkeypatch.setattr(render_module, "render_stream", stream)
+    lab = plan_fabric(load_spec(example("lab")))
+    expected = {"a": ("t", "x"), "b": ("u", "y"), "c": ("t", "z")}
+    readers: dict[str, tuple[Callable[[Any], Any], Any]] = {
+        "items": (lambda o: list(o.items()), list(expected.items())), "get": (lambda o: o.get("b"), ("u", "y")),
+        "contains": (lambda o: "c" in o, True), "getitem": (lambda o: o["a"], ("t", "x")), "len": (len, 3),
+        "iter": (list, ["a", "b", "c"]), "values": (lambda o: list(o.values()), list(expected.values())),
+        "keys": (lambda o: list(o.keys()), ["a", "b", "c"])}
+    for first_read, (read, answer) in readers.items():
+        files, owners = render_module.render_files(lab)
+        assert read(owners) == answer, first_read
+        assert list(owners.items()) == list(expected.items()) and list(owners) == list(files)
+        assert owners.get("nope") is None and "nope" not in owners and owners.get("nope", 1) == 1
+        with pytest.raises(KeyError):
+            owners["nope"]
+
+
 def test_a_failing_batch_is_redone_device_by_device(monkeypatch: pytest.MonkeyPatch) -> None:
     """``render_many`` raising is not an error of its own: the per-device path renders and says what it says."""
     plan = plan_fabric(load_spec(example("lab")))

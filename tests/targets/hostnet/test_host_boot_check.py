@@ -111,3 +111,33 @@ def test_both_lldpd_pattern_tests_admit_the_same_characters() -> None:
     by_line = {chr(c) for c in range(0x110000) if boot._lldpd_line(f"{head}{chr(c)}x")}
     assert by_proof == by_line == set(boot._PATTERN_CHARS)
     assert len(boot._PATTERN_CHARS) == 66
+
+
+def test_the_plain_proofs_agree_with_the_full_ones_on_every_plain_text() -> None:
+    """A plain text (:func:`boot._plain`) is judged by the short-class proofs; on each such text of the planted and
+    random corpus they give the full proofs' verdict, both ways, for every kind of file."""
+    rng = random.Random(29)
+    seeds = [line for text in _generated().values() for line in text.splitlines()]
+    seeds += ["Wants= x", "Wants=", "ExecStart=x ", "Description=a\\", "ExecStart=%h/x", "# 100% \\ é", "After=\x1fx"]
+    lines = [mutant for seed in seeds for mutant in _mutants(seed, rng)] + seeds
+    pairs = [(boot._UNIT_PLAIN, boot._UNIT_TEXT), (boot._UDEV_PLAIN, boot._UDEV_TEXT),
+             (boot._LLDPD_PLAIN, boot._LLDPD_TEXT)]
+    verdicts: dict[bool, int] = {True: 0, False: 0}
+    not_plain = 0
+    for line in lines:
+        text = f"# head\n{line}\n"
+        if not boot._plain(text):
+            not_plain += 1
+            continue
+        for plain, full in pairs:
+            verdict = bool(full.fullmatch(text))
+            assert bool(plain.fullmatch(text)) == verdict, (plain.pattern[:40], line)
+            verdicts[verdict] += 1
+    assert verdicts[True] > 100 and verdicts[False] > 1000 and not_plain > 100, (verdicts, not_plain)
+
+
+@pytest.mark.parametrize("comment", ["# 100% sure", "# a \\ b", "# caf\u00e9", "# x\xa0y"])
+def test_a_comment_that_is_not_plain_passes_by_the_full_proof(comment: str) -> None:
+    for path, text in _generated().items():
+        odd = f"{comment}\n{text}"
+        assert not boot._plain(odd) and boot_problems(path, odd) == _reference(path, odd) == [], path
