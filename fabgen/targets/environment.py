@@ -114,10 +114,12 @@ class GuardedTemplate(Template):
     def new_context(self, vars: dict[str, Any] | None = None, shared: bool = False,
                     locals: Mapping[str, Any] | None = None) -> Context:
         layers = self.globals
-        if shared or locals or type(layers) is not ChainMap or any(type(layer) is not dict for layer in layers.maps):
+        if shared or locals or type(layers) is not ChainMap:
             return super().new_context(vars, shared, locals)
         merged: dict[str, Any] = {}
-        for layer in reversed(layers.maps):
+        for layer in reversed(layers.maps):  # one pass tests and merges: a generator for the test cost as much
+            if type(layer) is not dict:
+                return super().new_context(vars, shared, locals)
             merged.update(layer)
         parent = dict(merged, **vars) if vars else merged
         return self.environment.context_class(self.environment, parent, self.name, self.blocks, globals=merged)
