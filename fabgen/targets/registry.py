@@ -97,12 +97,11 @@ _BY_NAME = {t.name: t for t in TARGETS}
 
 
 def select_targets(names: Iterable[str] | None) -> list[Target]:
-    known = _BY_NAME
     if not names:
         return [t for t in TARGETS if t.default]
     chosen = []
     for name in names:
-        if name not in known:
-            raise OutputError([Problem(f"unknown target {name!r} (known: {', '.join(known)})", file="fabgen")])
-        chosen.append(known[name])
+        if name not in _BY_NAME:
+            raise OutputError([Problem(f"unknown target {name!r} (known: {', '.join(_BY_NAME)})", file="fabgen")])
+        chosen.append(_BY_NAME[name])
     return chosen

@@ -108,26 +108,33 @@ _BREAKS = "\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
 gives."""
 
 
-def _whole(directive: str, breaks: str = _BREAKS) -> re.Pattern[str]:
-    """Every line blank, a comment or ``directive``, and no line break but newlines anywhere."""
+def _whole(directive: str, breaks: str) -> re.Pattern[str]:
+    """Every line blank, a comment or ``directive``; a comment holds none of ``breaks``."""
     line = f"(?:#[^{breaks}]*|{directive})?"
     return re.compile(f"(?:{line}\n)*{line}")
 
 
-_UNIT_KEY = "(?:" + "|".join(sorted(_UNIT_KEYS)) + ")="
-_UNIT_TEXT = _whole(rf"\[(?:Unit|Service|Install)\]|{_UNIT_KEY}(?:[^\s%\\]|[^\s%][^%{_BREAKS}]*[^%\\{_BREAKS}])")
-_UDEV_TEXT = _whole(re.escape(_UDEV_LINE))
-_LLDPD_TEXT = _whole(f"{re.escape(_LLDPD_IFNAME)}|{re.escape(_LLDPD_PATTERN)}{_PATTERN_CLASS}{{1,1000}}")
+def _proofs(directive: str, plain_directive: str | None = None) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A file kind's two whole-text proofs: ``(plain, full)``.
+
+    The full one is for any text. The plain one is for a text :func:`_plain`
+    admits: the only break there is a newline and no value holds ``%`` or ends
+    in a backslash, so ``[^\\n]`` says what the long classes say, and the engine
+    runs it as its fastest loop (the classes cost about 30 ns a character, most
+    of the check). ``plain_directive`` is the directive's own short spelling,
+    where it has one. ``test_host_boot_check.py`` shows each pair agrees.
+    """
+    return _whole(plain_directive or directive, "\n"), _whole(directive, _BREAKS)
+
+
+_UNIT_SECTION_OR_KEY = r"\[(?:Unit|Service|Install)\]|(?:" + "|".join(sorted(_UNIT_KEYS)) + ")="
+_UNIT_PROOFS = _proofs(rf"{_UNIT_SECTION_OR_KEY}(?:[^\s%\\]|[^\s%][^%{_BREAKS}]*[^%\\{_BREAKS}])", rf"{_UNIT_SECTION_OR_KEY}\S[^\n]*")
+_UDEV_PROOFS = _proofs(re.escape(_UDEV_LINE))
+_LLDPD_PROOFS = _proofs(f"{re.escape(_LLDPD_IFNAME)}|{re.escape(_LLDPD_PATTERN)}{_PATTERN_CLASS}{{1,1000}}")
 
 _NOT_PLAIN = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "%", "\\")
 """What a *plain* text lacks, besides anything not ASCII: any line break but newline, any ``%`` or backslash.
 Looked for one by one with ``in`` (a fast scan each; one regular expression's search took longer than the proof)."""
-_UNIT_PLAIN = _whole(rf"\[(?:Unit|Service|Install)\]|{_UNIT_KEY}\S[^\n]*", "\n")
-_UDEV_PLAIN = _whole(re.escape(_UDEV_LINE), "\n")
-_LLDPD_PLAIN = _whole(f"{re.escape(_LLDPD_IFNAME)}|{re.escape(_LLDPD_PATTERN)}{_PATTERN_CLASS}{{1,1000}}", "\n")
-"""The three proofs above, for a plain text: there the only break is a newline and no value holds ``%`` or ends in
-a backslash, so ``[^\\n]`` says what the long classes say, and the engine runs it as its fastest loop (the
-classes cost about 30 ns a character, most of the check). ``test_host_boot_check.py`` shows each pair agrees."""
 
 
 def _plain(text: str) -> bool:
@@ -143,8 +150,7 @@ def boot_problems(path: str, text: str) -> list[Problem]:
     regular expressions they replace did, on planted and random lines.
     """
     service, rules = path.endswith(".service"), path.endswith(".rules")
-    plain, full = ((_UNIT_PLAIN, _UNIT_TEXT) if service else (_UDEV_PLAIN, _UDEV_TEXT) if rules
-                   else (_LLDPD_PLAIN, _LLDPD_TEXT))
+    plain, full = _UNIT_PROOFS if service else _UDEV_PROOFS if rules else _LLDPD_PROOFS
     if (plain if _plain(text) else full).fullmatch(text):
         return []
     good = _unit_line if service else _udev_line if rules else _lldpd_line

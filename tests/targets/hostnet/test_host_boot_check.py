@@ -55,8 +55,8 @@ def test_generated_files_pass_both_and_by_the_whole_text_proof() -> None:
     files = _generated()
     for path, text in files.items():
         assert boot_problems(path, text) == _reference(path, text) == []
-        whole = boot._UNIT_TEXT if path.endswith(".service") else boot._UDEV_TEXT if path.endswith(".rules") else \
-            boot._LLDPD_TEXT
+        whole = (boot._UNIT_PROOFS if path.endswith(".service") else boot._UDEV_PROOFS if path.endswith(".rules")
+                 else boot._LLDPD_PROOFS)[1]
         assert whole.fullmatch(text), path  # the fast path is the one a generated file takes
     assert len(files) == 3
 
@@ -107,7 +107,7 @@ def test_both_lldpd_pattern_tests_admit_the_same_characters() -> None:
     """The whole-text proof and the per-line test of a pattern line agree on every code point: the proof's character
     class is derived from ``_PATTERN_CHARS``, and an edit to either spelling alone fails here."""
     head = "configure system interface pattern eth0,"
-    by_proof = {chr(c) for c in range(0x110000) if boot._LLDPD_TEXT.fullmatch(f"{head}{chr(c)}x\n")}
+    by_proof = {chr(c) for c in range(0x110000) if boot._LLDPD_PROOFS[1].fullmatch(f"{head}{chr(c)}x\n")}
     by_line = {chr(c) for c in range(0x110000) if boot._lldpd_line(f"{head}{chr(c)}x")}
     assert by_proof == by_line == set(boot._PATTERN_CHARS)
     assert len(boot._PATTERN_CHARS) == 66
@@ -120,8 +120,7 @@ def test_the_plain_proofs_agree_with_the_full_ones_on_every_plain_text() -> None
     seeds = [line for text in _generated().values() for line in text.splitlines()]
     seeds += ["Wants= x", "Wants=", "ExecStart=x ", "Description=a\\", "ExecStart=%h/x", "# 100% \\ é", "After=\x1fx"]
     lines = [mutant for seed in seeds for mutant in _mutants(seed, rng)] + seeds
-    pairs = [(boot._UNIT_PLAIN, boot._UNIT_TEXT), (boot._UDEV_PLAIN, boot._UDEV_TEXT),
-             (boot._LLDPD_PLAIN, boot._LLDPD_TEXT)]
+    pairs = [boot._UNIT_PROOFS, boot._UDEV_PROOFS, boot._LLDPD_PROOFS]
     verdicts: dict[bool, int] = {True: 0, False: 0}
     not_plain = 0
     for line in lines:
