@@ -40,7 +40,7 @@ TOPO = ROOT / "tests" / "data" / "nccl_topo" / "good_full.xml"
 CONFIG_DB = ROOT / "tests" / "data" / "sonic" / "config_db_roce_leaf.json"
 YANG = ROOT.parent / "shared" / "reference" / "sonic-yang"
 SECRET = "hunter2-TOPSECRET"
-TIME_LIMIT = 8.0
+TIME_LIMIT = 60.0  # a hang guard, far above any machine's time (speed is bench/'s job)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from fabgen.errors import Problem
 from fabgen.source import DataPath, SourceDoc
 from fabgen.spec.cluster import ClusterSpec
 from fabgen.spec.hosts import HOST_PATTERN
+from fabgen.spec.references import within_host_limit
 
 _SPECIAL: Final[tuple[tuple[ipaddress.IPv4Network, str], ...]] = tuple(
     (ipaddress.IPv4Network(net), why) for net, why in (
@@ -175,6 +176,8 @@ def check_silent(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
                                  "host profile", doc, key=True)
     problems += _case_collisions(((name, ("qos", "classes", name)) for name in spec.qos.classes),
                                  "traffic class", doc, key=True)
+    if not within_host_limit(spec):  # check_references reports it; expanding the names would be unbounded
+        return problems
     hosts: list[tuple[str, DataPath]] = []
     for gindex, group in enumerate(spec.hosts):
         if group.names is not None:  # at the very item; a pattern's names at the pattern

@@ -9,7 +9,6 @@ match their plan once names are normalised.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -40,16 +39,13 @@ def test_generated_cabling_csv_gives_no_findings(tmp_path: Path) -> None:
     assert main(["lint", str(LAB), "--wiring", str(out / "cabling.csv")]) == 0
 
 
-def test_llama3_cabling_round_trip_is_clean_and_fast(tmp_path: Path) -> None:
+def test_llama3_cabling_round_trip_is_clean(tmp_path: Path) -> None:
+    """73,728 observed links read back with zero findings (their speed is bench/run.py's lint row)."""
     spec = load_spec(EXAMPLES / "llama3-24k" / "spec.yaml")
     fabric = plan_fabric(spec)
     csv = tmp_path / "cabling.csv"
     csv.write_text(cabling_csv(fabric))
-    start = time.perf_counter()
-    findings = lint(spec, fabric, wiring=[csv])
-    elapsed = time.perf_counter() - start
-    assert findings == []
-    assert elapsed < 30, f"73,728 observed links took {elapsed:.1f} s"
+    assert lint(spec, fabric, wiring=[csv]) == []
 
 
 def test_miswired_lab_gives_exactly_its_three_mistakes(lab) -> None:  # type: ignore[no-untyped-def]
