@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import copy
 import io
+import os
+import shutil
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,3 +63,14 @@ def read_wiring(paths: list[Path | str] | list[Path]) -> list[Any]:
     from fabgen.wiring import dedupe_links
 
     return dedupe_links(list(read_evidence(paths).links))
+
+
+def require_tool(name: str) -> str:
+    """The tool's path; skip when absent, fail under FABGEN_REQUIRE_REFERENCE=1 (``.ci/run`` installs it)."""
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    if path is None:
+        message = f"{name} not installed"
+        if os.environ.get("FABGEN_REQUIRE_REFERENCE") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path

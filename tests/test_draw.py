@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from xml.etree import ElementTree
 
-import pytest
-
 from fabgen.draw import draw_svg
 from fabgen.pipeline import load_spec, plan_fabric
-from tests.helpers import example, run_cli
+from tests.helpers import example, require_tool, run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -45,10 +42,9 @@ def test_lab_is_drawn_whole_and_deterministic() -> None:
 
 
 def test_rsvg_renders_it(tmp_path: Path) -> None:
-    if shutil.which("rsvg-convert") is None:
-        pytest.skip("rsvg-convert not installed (apt-get install librsvg2-bin)")
+    rsvg = require_tool("rsvg-convert")  # Debian's librsvg2-bin
     svg = tmp_path / "f.svg"
     svg.write_text(draw_svg(plan_fabric(load_spec(example("llama3-24k")))))
     png = tmp_path / "f.png"
-    subprocess.run(["rsvg-convert", str(svg), "-o", str(png)], check=True, capture_output=True)
+    subprocess.run([rsvg, str(svg), "-o", str(png)], check=True, capture_output=True)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -36,7 +36,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from functools import cache
@@ -57,7 +56,7 @@ from fabgen.targets.nccl import env as nccl_env
 from fabgen.targets.nccl.conf import parse_nccl_conf, parse_systemd_env
 from fabgen.targets.registry import devices_of, limit_problems, targets
 from fabgen.targets.render import render_files
-from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, dump, example, run_cli, spec_data
+from tests.helpers import EXAMPLE_NAMES, LARGE_EXAMPLES, dump, example, require_tool, run_cli, spec_data
 
 try:
     import fabgen.targets.eos.syntax as eos_syntax
@@ -279,9 +278,7 @@ def _bash_syntax(path: str, text: str) -> list[str]:
 
 @cache
 def _shellcheck_codes(text: str) -> frozenset[str]:
-    if shutil.which("shellcheck") is None:
-        return frozenset()
-    run = subprocess.run(["shellcheck", "-s", "bash", "-f", "json", "-"], input=text, capture_output=True, text=True)
+    run = subprocess.run([require_tool("shellcheck"), "-s", "bash", "-f", "json", "-"], input=text, capture_output=True, text=True)
     return frozenset(f"SC{c['code']}:{c['level']}" for c in json.loads(run.stdout or "[]"))
 
 

@@ -9,8 +9,7 @@ import pytest
 
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.targets.hostnet.boot import NIC_PLAN_DEST, NIC_SCRIPT_DEST, boot_problems, device_unit
-from tests.helpers import EXAMPLE_NAMES, example
-from tests.targets.hostnet.test_host_net import require_tool
+from tests.helpers import EXAMPLE_NAMES, example, require_tool
 
 
 def _files(name: str) -> dict[str, str]:

@@ -9,8 +9,6 @@ examples run every host.
 from __future__ import annotations
 
 import configparser
-import os
-import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -35,18 +33,7 @@ from fabgen.targets.hostnet.config import (
     sysctl_source,
 )
 from fabgen.targets.hostnet.escape import comment_text, keyfile_value, yaml_str
-from tests.helpers import EXAMPLE_NAMES, edited, example
-
-
-def require_tool(name: str) -> str:
-    """The tool's path; skip when absent, fail under FABGEN_REQUIRE_REFERENCE=1 (CI installs it)."""
-    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
-    if path is None:
-        message = f"{name} not installed"
-        if os.environ.get("FABGEN_REQUIRE_REFERENCE") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+from tests.helpers import EXAMPLE_NAMES, edited, example, require_tool
 
 
 @cache

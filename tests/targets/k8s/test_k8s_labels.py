@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from ruamel.yaml import YAML
 
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.targets.k8s.labels import LABEL_VALUE, NODE_NAME, check
 from fabgen.targets.placement import placement
-from tests.helpers import edited, example
+from tests.helpers import edited, example, require_tool
 
 
 def _files(spec: object) -> dict[str, str]:
@@ -86,11 +84,10 @@ def test_script_labels_each_node_once_with_a_fake_kubectl(tmp_path: Path) -> Non
 
 
 def test_script_passes_shellcheck(tmp_path: Path) -> None:
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck not installed")
+    shellcheck = require_tool("shellcheck")
     script = tmp_path / "label-nodes.sh"
     script.write_text(_files(load_spec(example("lab")))["k8s/label-nodes.sh"])
-    result = subprocess.run(["shellcheck", "-s", "sh", str(script)], check=False, capture_output=True, text=True)
+    result = subprocess.run([shellcheck, "-s", "sh", str(script)], check=False, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -42,7 +41,7 @@ from fabgen.targets.mlx5.scripts import (
     render_nic_script,
     shell_quote,
 )
-from tests.helpers import EXAMPLE_NAMES, example
+from tests.helpers import EXAMPLE_NAMES, example, require_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "nic_fake"))
 import nicfake
@@ -202,11 +201,7 @@ def test_rendered_scripts_parse(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(RENDERINGS))
 def test_rendered_scripts_pass_shellcheck(name: str, tmp_path: Path) -> None:
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        if os.environ.get("FABGEN_REQUIRE_REFERENCE") == "1":
-            pytest.fail("shellcheck is not installed")
-        pytest.skip("shellcheck is not installed")
+    shellcheck = require_tool("shellcheck")
     script = write_script(tmp_path / "s.sh", RENDERINGS[name]())
     result = subprocess.run([shellcheck, "--shell=bash", str(script)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
