@@ -36,6 +36,10 @@ class TwinError(FabgenError):
         super().__init__([Problem(message, file="fabgen twin")])
 
 
+class CommandTimeout(TwinError):
+    """A command that did not finish within its time: a failed step, or, to a poll, no answer yet."""
+
+
 def preflight(need_frr: bool = True) -> None:
     """Refuse early, in one line each, what would otherwise fail half-way through ``up``."""
     if not sys.platform.startswith("linux"):
@@ -64,7 +68,7 @@ def run(argv: Sequence[str], *, timeout: float = COMMAND_TIMEOUT_S, input_text: 
         proc = subprocess.run(list(argv), input=input_text, capture_output=True, text=True, timeout=timeout,
                               check=False)
     except subprocess.TimeoutExpired:
-        raise TwinError(f"{argv[0]} did not finish within {timeout:g} s: {' '.join(argv[:6])}") from None
+        raise CommandTimeout(f"{argv[0]} did not finish within {timeout:g} s: {' '.join(argv[:6])}") from None
     except FileNotFoundError:
         raise TwinError(f"{argv[0]}: not installed") from None
     if check and proc.returncode != 0:

@@ -114,10 +114,19 @@ def expectations(fabric: FabricPlan, topology: TwinTopology) -> Expectations:
     return Expectations(neighbors, uplinks, subnets, pairs, nic_ifname, uplink_port, nic_mtu)
 
 
+VTYSH_TIMEOUT_S = 10.0
+"""One ``show bgp summary`` may take this long. While 48 bgpd converge on 2 cores one can take longer: that
+is no answer yet, not a failed twin (:func:`_vtysh_summary`), and the poll asks again until its deadline."""
+
+
 def _vtysh_summary(netns: str, state: TwinState) -> dict[str, Any]:
+    """bgpd's summary, or ``{}`` (every session of the switch counts as absent) when it has not answered."""
     directory = state.directory / netns
-    proc = system.run(["vtysh", "--vty_socket", str(directory), "-d", "bgpd", "-c", "show bgp summary json"],
-                      check=False, timeout=10)
+    try:
+        proc = system.run(["vtysh", "--vty_socket", str(directory), "-d", "bgpd", "-c", "show bgp summary json"],
+                          check=False, timeout=VTYSH_TIMEOUT_S)
+    except system.CommandTimeout:
+        return {}
     try:
         data = json.loads(proc.stdout or "{}")
     except ValueError:
