@@ -22,12 +22,18 @@ def _plan(name: str) -> FabricPlan:
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_every_nic_of_rail_r_lands_on_a_rail_r_leaf(name: str) -> None:
+    """Rail-optimized: a leaf per rail. Rack (ToR) layout: a leaf of no rail takes every rail of its hosts."""
     fabric = _plan(name)
-    if fabric.layout.rack:
-        pytest.skip("rack topology: a leaf takes every rail of its hosts (tests/plan/test_topologies.py)")
     leaves = {s.name: s for s in fabric.switches if s.tier == "leaf"}
     host_links = [link for link in fabric.links if link.role == "host-leaf"]
     assert host_links
+    if fabric.layout.rack:
+        rails: dict[str, set[int | None]] = {}
+        for link in host_links:
+            rails.setdefault(link.b_device, set()).add(link.rail)
+        assert {leaf.rail for leaf in leaves.values()} == {None}
+        assert all(taken == set(range(fabric.spec.fabric.rails)) for taken in rails.values())
+        return
     for link in host_links:
         assert leaves[link.b_device].rail == link.rail
     for host in fabric.hosts:
