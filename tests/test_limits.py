@@ -247,3 +247,31 @@ def test_nccl_topology_node_limit(tmp_path: Path) -> None:
         from fabgen.pipeline import render_fabric
 
         render_fabric(plan_fabric(over), ["nccl-topo"])
+
+
+def _highest_cpu(top: int) -> str:
+    def edit(data: dict) -> None:  # type: ignore[type-arg]
+        data["host_profiles"]["lab-node"]["cpus"][1]["cpus"] = f"32-63,96-{top}"
+    return edited(edit)
+
+
+def test_nccl_topology_affinity_width_limit(tmp_path: Path) -> None:
+    """A cpumap is one attribute value: 900 CPU ids make it 253 characters, NCCL's most; 901 one more, and NCCL's
+    parser aborts (found by the nightly fuzz: validate passed what generate refused). Refused at the cpulist
+    that sets the width, and the check of the file agrees, character for character."""
+    fits, over = load_spec(_highest_cpu(899)), load_spec(_highest_cpu(900))
+    assert {len(c.affinity or "") for c in topology_intent(fits, "lab-node").cpus} == {253}
+    env = environment(None)
+    for spec, ok in ((fits, True), (over, False)):
+        intent = topology_intent(spec, "lab-node")
+        problems = check_topology_xml(env.get_template(TEMPLATE).render(topo=intent, pci_rows=pci_rows))
+        assert (not problems) if ok else any("longer than 253 characters" in str(p) for p in problems)
+    assert plan_fabric(fits) is not None
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(_highest_cpu(900))
+    for command in (("validate", str(spec_file)), ("generate", str(spec_file), "-o", str(tmp_path / "out"))):
+        code, _, stderr = run_cli(*command)
+        (line,) = stderr.splitlines()
+        assert code == 2 and line.endswith("(at host_profiles.lab-node.cpus[1].cpus)"), stderr
+        assert "CPU 900 makes each NUMA node's cpumap 254 characters" in line and "CPU ids up to 899 fit" in line
+    assert not (tmp_path / "out").exists()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
-from fabgen.plan.topology import CpuIntent, GpuIntent, NetIntent, PciIntent, topology_intent
+from fabgen.plan.topology import CpuIntent, GpuIntent, NetIntent, PciIntent, cpumap, parse_cpulist, topology_intent
 from fabgen.source import spec_problem
 from fabgen.targets.base import RenderContext, Target
-from fabgen.targets.nccl.topo_check import MAX_NODES, check_topology_xml
+from fabgen.targets.nccl.topo_check import MAX_NODES, MAX_STR_LEN, check_topology_xml
 
 TEMPLATE = "nccl/nccl-topo.xml.j2"
 
@@ -66,16 +66,32 @@ def render_topology(context: RenderContext, profile: str) -> str:
 
 
 def plan_limits(plan: FabricPlan) -> list[Problem]:
-    """NCCL's parser takes at most MAX_NODES - 1 nodes: say so at the profile, not at line 400 of the XML."""
+    """What NCCL's parser cannot read, said at the profile, not at line 400 of the XML: more than MAX_NODES - 1
+    nodes, or a cpumap longer than an attribute value may be."""
     problems = []
     for profile in plan.spec.host_profiles:
-        count = topology_intent(plan.spec, profile).node_count
+        intent = topology_intent(plan.spec, profile)
+        count = intent.node_count
         if count >= MAX_NODES:
             problems.append(spec_problem(
                 plan.source, f"profile {profile} makes a {count}-node NCCL topology file; NCCL's parser takes at "
                 f"most {MAX_NODES - 1} (fewer once it adds what it detects): use nccl.topology: pci, or fewer "
                 "NUMA nodes, PCIe switches, GPUs or NICs", ("host_profiles", profile)))
+        longest = max((len(cpu.affinity) for cpu in intent.cpus if cpu.affinity), default=0)
+        if longest > MAX_STR_LEN:
+            problems.append(_affinity_problem(plan, profile, longest))
     return problems
+
+
+def _affinity_problem(plan: FabricPlan, name: str, length: int) -> Problem:
+    """The ``cpus`` list with the highest CPU id sets every node's cpumap width (the machine's CPU count)."""
+    profile = plan.spec.host_profiles[name]
+    top, index = max((max(parse_cpulist(cpu.cpus)), i) for i, cpu in enumerate(profile.cpus) if cpu.cpus)
+    highest = next(n for n in range(top, 0, -1) if len(cpumap([], n)) <= MAX_STR_LEN) - 1
+    return spec_problem(
+        plan.source, f"CPU {top} makes each NUMA node's cpumap {length} characters; NCCL's topology parser fails "
+        f"on an attribute value over {MAX_STR_LEN} (CPU ids up to {highest} fit): leave out this profile's cpus "
+        "lists, and NCCL reads each node's affinity from sysfs", ("host_profiles", name, "cpus", index, "cpus"))
 
 
 def _render(context: RenderContext, profile: str) -> dict[str, str]:
