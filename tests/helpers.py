@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from ruamel.yaml import YAML
@@ -63,6 +63,13 @@ def read_wiring(paths: list[Path | str] | list[Path]) -> list[Any]:
     from fabgen.wiring import dedupe_links
 
     return dedupe_links(list(read_evidence(paths).links))
+
+
+def never_called(what: str) -> Callable[..., NoReturn]:
+    """A stand-in for a step a limit must refuse before: calling it fails the test, naming the step."""
+    def called(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError(f"{what} ran, but the limit should have refused the input first")
+    return called
 
 
 def require_tool(name: str) -> str:

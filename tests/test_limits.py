@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
@@ -39,7 +37,7 @@ from fabgen.targets.nccl.topo import TEMPLATE, pci_rows
 from fabgen.targets.nccl.topo_check import MAX_NODES as NCCL_MAX_NODES
 from fabgen.targets.nccl.topo_check import check_topology_xml
 from fabgen.units import MAX_AMOUNT
-from tests.helpers import edited, example, run_cli
+from tests.helpers import edited, example, never_called, run_cli
 
 LAB = example("lab").read_text()
 
@@ -53,12 +51,6 @@ def refused(text: str, *needles: str) -> SpecError:
     return caught.value
 
 
-def _never(what: str) -> Callable[..., NoReturn]:
-    def called(*args: object, **kwargs: object) -> NoReturn:
-        raise AssertionError(f"{what} ran, but the limit should have refused the input first")
-    return called
-
-
 # --------------------------------------------------------------------------- size
 
 def test_spec_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +59,7 @@ def test_spec_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     with over.open("wb") as handle:
         handle.truncate(MAX_BYTES + 1)
     with monkeypatch.context() as patch:
-        patch.setattr(bounded.os, "read", _never("os.read"))
+        patch.setattr(bounded.os, "read", never_called("os.read"))
         code, _, stderr = run_cli("generate", str(over), "-o", str(tmp_path / "out"))
     assert code == 2 and f"{MAX_BYTES}-byte limit" in stderr, stderr
     # exactly at the limit: read, then refused for what it says (a tab at 1:1), not for its size
@@ -108,7 +100,7 @@ def test_source_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_source_node_limit_at_full_scale(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real limit bounds time and memory: 2 MB of ``[1,1,...]`` (a million items) stops while composing."""
     text = "x: [" + "1," * (1024 * 1024) + "1]\n"
-    monkeypatch.setattr(source, "_expanded_size", _never("the alias count after composing"))
+    monkeypatch.setattr(source, "_expanded_size", never_called("the alias count after composing"))
     with pytest.raises(SpecError, match=f"more than {source.MAX_SOURCE_NODES} YAML nodes"):
         load_source("flat", text=text)
 
@@ -128,7 +120,7 @@ def test_alias_expansion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     copies = (MAX_NODES - 3 - items) // (1 + items)
     assert _expanded(items, copies) <= MAX_NODES < _expanded(items, copies + 1)
     load_source("ok", text=_alias_doc(items, copies))  # expands to just under a million nodes
-    monkeypatch.setattr(source, "_to_plain", _never("alias expansion"))  # refused from the count alone
+    monkeypatch.setattr(source, "_to_plain", never_called("alias expansion"))  # refused from the count alone
     with pytest.raises(SpecError) as caught:
         load_source("bomb", text=_alias_doc(items, copies + 1))
     (problem,) = caught.value.problems

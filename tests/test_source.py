@@ -10,6 +10,7 @@ import fabgen.bounded as bounded
 import fabgen.source as source
 from fabgen.errors import SpecError
 from fabgen.source import MAX_BYTES, format_path, load_source
+from tests.helpers import never_called
 
 
 def _error(text: str) -> str:
@@ -65,11 +66,7 @@ def test_billion_laughs_refused_before_expanding(monkeypatch: pytest.MonkeyPatch
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for prev, name in zip("abcdefgh", "bcdefghi", strict=False):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
-
-    def expanding(*args: object) -> None:
-        raise AssertionError("the aliases were expanded before the refusal")
-
-    monkeypatch.setattr(source, "_to_plain", expanding)
+    monkeypatch.setattr(source, "_to_plain", never_called("alias expansion"))
     message = _error("\n".join(lines) + "\n")
     assert "through aliases" in message and "refusing" in message
 
@@ -96,11 +93,7 @@ def test_oversized_file_refused_without_reading(tmp_path: Path, monkeypatch: pyt
     path = tmp_path / "big.yaml"
     with path.open("wb") as handle:
         handle.truncate(MAX_BYTES + 1)
-
-    def reading(*args: object) -> bytes:
-        raise AssertionError("the file was read before its size was checked")
-
     with monkeypatch.context() as patch:
-        patch.setattr(bounded.os, "read", reading)
+        patch.setattr(bounded.os, "read", never_called("os.read"))
         with pytest.raises(SpecError, match="larger than"):
             load_source(path)

@@ -169,7 +169,7 @@ class StableAddresses:
         self.mgmt_length = f"/{addressing.mgmt.prefixlen}" if addressing.mgmt is not None else ""
         """``/NN`` of a management address (3,000 hosts and 2,000 switches at 24k GPUs ask)."""
         if addressing.mgmt is not None:
-            hosts = sum(len(g.host_names()) for g in spec.hosts)
+            hosts = sum(g.host_count() for g in spec.hosts)
             self.mgmt = carve(addressing.mgmt, [("hosts", hosts, 1), *loops], "mgmt", 1, doc, (*_ADDR, "mgmt"))
             self.blocks += [b for _, b in self.mgmt.values()]
 

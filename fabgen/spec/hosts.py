@@ -186,6 +186,10 @@ class HostGroup(SpecModel):
                 raise ValueError("'name' must contain {index} when count > 1")
         return self
 
+    def host_count(self) -> int:
+        """How many hosts the group makes, without expanding their names."""
+        return self.count if self.count is not None else len(self.names or [])
+
     def host_names(self) -> list[str]:
         if self.names is not None:
             return list(self.names)

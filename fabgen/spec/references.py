@@ -27,7 +27,7 @@ def within_host_limit(spec: ClusterSpec) -> bool:
     Each group's count is capped on its own, but 10,000 groups of 200,000 would
     be two billion names: every check that expands names asks this first.
     """
-    return sum(g.count if g.count is not None else len(g.names or []) for g in spec.hosts) <= MAX_HOSTS
+    return sum(g.host_count() for g in spec.hosts) <= MAX_HOSTS
 
 
 def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
@@ -66,7 +66,7 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
         if group_profile is None:
             report(f"host group names profile {group.profile!r}, which is not in host_profiles "
                    f"(have: {', '.join(sorted(spec.host_profiles))})", (*gpath, "profile"))
-        total += group.count if group.count is not None else len(group.names or [])
+        total += group.host_count()
         if total > MAX_HOSTS:
             report(f"the spec expands to more than {MAX_HOSTS} hosts", (*gpath, "count"))
             break  # no more names expanded; the checks below still report
