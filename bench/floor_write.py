@@ -38,7 +38,7 @@ from unittest import mock
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.rows import Row
+from bench.rows import Row, discard
 from fabgen import writer as writer_module
 
 Files = list[tuple[str, bytes, tuple[str, str]]]
@@ -122,7 +122,7 @@ def measure(files: Files, repeat: int) -> dict[str, list[tuple[float, float]]]:
     finally:
         gc.enable()
         for top in trees:
-            writer_module.remove_tree(Path(top))
+            discard(Path(top))
     return found
 
 

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.rows import Row
+from bench.rows import Row, discard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,10 +254,13 @@ def _ms(seconds: float) -> str:
 def rows(scale: bool = True) -> list[Row]:
     from unittest import mock
 
-    with tempfile.TemporaryDirectory(dir=os.environ.get("FABGEN_BENCH_TMP")) as tmp_name, \
-            mock.patch.dict(os.environ, {"FABGEN_CACHE_DIR": str(Path(tmp_name) / "cache")}):
+    tmp = Path(tempfile.mkdtemp(prefix="fabgen-bench-generate-", dir=os.environ.get("FABGEN_BENCH_TMP")))
+    try:
         # a template cache of the bench's own, empty at first: which run is cold and which warm is known
-        return _generate_rows(Path(tmp_name), ROOT / "examples" / "llama3-24k" / "spec.yaml", scale)
+        with mock.patch.dict(os.environ, {"FABGEN_CACHE_DIR": str(tmp / "cache")}):
+            return _generate_rows(tmp, ROOT / "examples" / "llama3-24k" / "spec.yaml", scale)
+    finally:
+        discard(tmp)  # at the end of the run under bench/run.py, not before the next rows (see discard)
 
 
 def _generate_rows(tmp: Path, spec24: Path, scale: bool) -> list[Row]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,3 +61,38 @@ def markdown_table(rows: list[Row]) -> str:
     lines = ["| figure | measured | target | |", "|---|---|---|---|"]
     lines += [f"| {r.name} | {r.measured} | {r.target} | {verdict(r.ok)} |" for r in rows]
     return "\n".join(lines)
+
+
+_deferred: list[Path] | None = None
+"""Output trees whose removal waits for the end of the run (:func:`removals_deferred`); None: remove at once."""
+
+
+def discard(tree: Path) -> None:
+    """Remove a bench's output tree: at once, or at the end of the run inside :func:`removals_deferred`.
+
+    Why: on a journal-less ext4 (the bench VMs) every inode created in the
+    minute after many were removed rescans the freed ones of its block group
+    (see ``fabgen.writer.spread_subdirectories``). The generate rows leave about
+    400,000 inodes (24k, 131k and 262k trees); removed before the write row, they
+    made that row measure the kernel's scan (its floor took 4.85 s against the
+    writer's 1.81 s: "0.4x").
+    """
+    from fabgen.writer import remove_tree
+
+    if _deferred is None:
+        remove_tree(tree)
+    else:
+        _deferred.append(tree)
+
+
+@contextmanager
+def removals_deferred() -> Iterator[None]:
+    """Every :func:`discard` inside waits until the block is left (``bench/run.py``: after the last row)."""
+    global _deferred
+    _deferred = []
+    try:
+        yield
+    finally:
+        trees, _deferred = _deferred, None
+        for tree in trees:
+            discard(tree)

@@ -44,3 +44,29 @@ def test_device_script_still_prints_its_table() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "device.py"), "--help"], capture_output=True,
                           text=True, check=False, cwd=ROOT / "bench")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_output_trees_are_removed_after_the_last_row_not_between_rows(tmp_path: Path) -> None:
+    """bench/run.py defers every row's tree removal to the end (a removal would slow the next row's writes)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.rows import discard, removals_deferred
+
+    now = tmp_path / "now"
+    (now / "hosts" / "h1").mkdir(parents=True)
+    discard(now)  # outside the block: at once
+    assert not now.exists()
+
+    trees = [tmp_path / "first", tmp_path / "second"]
+    for tree in trees:
+        (tree / "hosts").mkdir(parents=True)
+        (tree / "hosts" / "file").write_text("x\n")
+    with pytest.raises(RuntimeError), removals_deferred():
+        for tree in trees:
+            discard(tree)
+        assert all(tree.exists() for tree in trees)  # a later row would still find them in place
+        raise RuntimeError("a row failed")
+    assert not any(tree.exists() for tree in trees)  # removed on the way out, even after a failure
+    later = tmp_path / "later"
+    later.mkdir()
+    discard(later)  # the block left: at once again
+    assert not later.exists()
