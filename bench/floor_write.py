@@ -10,7 +10,8 @@ both alike, each the CPU time (user and system apart) of:
 
 - ``floor``: ``mkdir`` once per directory, then ``open``/``write``/``close``
   per file, in the writer's order, in a fresh temporary tree on the same
-  filesystem (marked like the writer's, ``chattr +T`` on its top directories);
+  filesystem (its directories made as the writer makes them, by
+  :class:`fabgen.dir_placement.DirectoryPlacement`);
 - ``writer``: :class:`fabgen.writer.TreeWriter` writing the same bytes into a
   fresh output directory, hashing, manifest and atomic swap included;
 - ``writer, no syscalls``: the writer with file creation and ``mkdir`` replaced
@@ -18,7 +19,7 @@ both alike, each the CPU time (user and system apart) of:
 
 Temporary trees are kept until the end and removed together: removing one
 between runs would make the next run's inode allocation skip its freed inodes
-(see :func:`fabgen.writer.spread_subdirectories`) and measure that instead.
+(see :mod:`fabgen.dir_placement`) and measure that instead.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ if __package__ in (None, ""):
 
 from bench.rows import Row, discard
 from fabgen import writer as writer_module
+from fabgen.dir_placement import DirectoryPlacement
 
 Files = list[tuple[str, bytes, tuple[str, str]]]
 
@@ -54,8 +56,10 @@ def rendered(spec: Path) -> Files:
 
 
 def floor(root: str, files: Files) -> None:
-    """Only the syscalls: one ``mkdir`` per directory, ``open``/``write``/``close`` per file."""
+    """Only the syscalls: one ``mkdir`` per directory (placed as the writer places them), ``open``/``write``/``close``
+    per file."""
     made = {""}
+    placement = DirectoryPlacement(root)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for path, data, _ in files:
         parent = path.rpartition("/")[0]
@@ -64,9 +68,7 @@ def floor(root: str, files: Files) -> None:
             for depth in range(1, len(parts) + 1):
                 sub = "/".join(parts[:depth])
                 if sub not in made:
-                    os.mkdir(f"{root}/{sub}")
-                    if depth == 1:
-                        writer_module.spread_subdirectories(f"{root}/{sub}")
+                    placement.mkdir(sub)
                     made.add(sub)
         fd = os.open(f"{root}/{path}", flags, 0o666)
         os.write(fd, data)
@@ -112,7 +114,6 @@ def measure(files: Files, repeat: int) -> dict[str, list[tuple[float, float]]]:
                 trees.append(top)
                 if name == "floor":
                     os.mkdir(f"{top}/out")
-                    writer_module.spread_subdirectories(f"{top}/out")
                     found.setdefault(name, []).append(cpu(partial(floor, f"{top}/out", files)))
                 elif name == "writer":
                     found.setdefault(name, []).append(cpu(partial(write, f"{top}/out", files)))

@@ -72,7 +72,7 @@ def discard(tree: Path) -> None:
 
     Why: on a journal-less ext4 (the bench VMs) every inode created in the
     minute after many were removed rescans the freed ones of its block group
-    (see ``fabgen.writer.spread_subdirectories``). The generate rows leave about
+    (see ``fabgen.dir_placement``). The generate rows leave about
     400,000 inodes (24k, 131k and 262k trees); removed before the write row, they
     made that row measure the kernel's scan (its floor took 4.85 s against the
     writer's 1.81 s: "0.4x").

@@ -9,7 +9,6 @@ fabgen wrote; anything else in the directory is the operator's and is kept.
 
 from __future__ import annotations
 
-import array
 import difflib
 import glob
 import hashlib
@@ -18,7 +17,6 @@ import os
 import re
 import shutil
 import stat
-import sys
 import tempfile
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from fabgen._gc import paused_gc
 from fabgen.bounded import MAX_MANIFEST_BYTES, load_json, read_text
+from fabgen.dir_placement import DirectoryPlacement
 from fabgen.errors import FabgenError, OutputError, Problem
 
 if TYPE_CHECKING:
@@ -350,7 +349,7 @@ class TreeWriter:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the output is an ordinary directory
-        spread_subdirectories(self._base)
+        self._placement = DirectoryPlacement(self._base)
         self._dirs: set[str] = {""}
         self._real_dirs: dict[str, bool] = {}
         """Directory under the old tree -> it and its parents are directories, no symlink (one lstat each a run)."""
@@ -404,12 +403,10 @@ class TreeWriter:
             rel = rel.rpartition("/")[0]
         for part in reversed(missing):
             try:
-                os.mkdir(f"{self._base}/{part}")
+                self._placement.mkdir(part)
             except FileExistsError:
                 if not os.path.isdir(f"{self._base}/{part}"):
                     raise
-            if "/" not in part:  # hosts/: one directory per host below it
-                spread_subdirectories(f"{self._base}/{part}")
             self._dirs.add(part)
 
     def finish(self) -> WriteResult:
@@ -452,51 +449,6 @@ class TreeWriter:
         """Drop the temporary tree; the old one was never touched."""
         if self.tmp.exists():
             _quietly_remove(self.tmp)
-
-
-_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000
-
-
-def spread_subdirectories(path: str) -> None:
-    """Mark ``path`` as a top of a hierarchy (``chattr +T``) so ext4 puts its subdirectories in different groups.
-
-    On ext4 without a journal, creating an inode skips every inode of its block
-    group freed in the last minute or more, rescanning them from the group's
-    start for each new inode (``recently_deleted`` in the kernel's
-    ``ialloc.c``). Any large removal on the filesystem leaves such groups (an
-    old output tree, a test's temporary files, another user's), and they are the
-    ones Orlov's allocator likes best for new directories (most free inodes,
-    fewest directories); without the hint the host directories, and so their
-    files, follow their parent into a few groups. Measured on the bench VM
-    (journal-less ext4, 252 GB; a 24k tree, 3,072 host directories, system time
-    of the whole ``generate``): on a quiet filesystem 2.1 s with the hint
-    against 1.1 s without; right after five unrelated 24k trees were removed,
-    2.0 to 2.1 s (once 6.7 s) against 5.0 to 9.4 s; right after ``rm -rf`` of
-    the output itself, 6.8 against 9.4 s. So the hint stays, though on a quiet
-    disk it is the dearer choice. A journaled ext4 has no such scan; there the
-    hint costs only Orlov's search over the groups (0.05 to 0.27 s of system
-    time for the 3,072 ``mkdir`` alone, on a 40 GB and a 1 TB loop-mounted
-    filesystem). The flag is only an allocation hint; where the filesystem has
-    no such flag (tmpfs, XFS, macOS) nothing changes.
-    """
-    if sys.platform != "linux":
-        return
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return
-    try:
-        flags = array.array("i", [0])  # the kernel reads and writes an int
-        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
-        if not flags[0] & _FS_TOPDIR_FL:
-            flags[0] |= _FS_TOPDIR_FL
-            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags)
-    except OSError:
-        pass  # no such flag here, or not allowed: only slower on ext4
-    finally:
-        os.close(fd)
 
 
 def _write_new(dest: str, data: bytes) -> None:

@@ -161,37 +161,6 @@ def test_tree_writer_abort_leaves_nothing(tmp_path: Path) -> None:
     assert _tree(out) == {"mine.txt": b"operator's\n"} and not _temporaries(out)
 
 
-def _flags(path: Path) -> int | None:
-    import array
-    import fcntl
-
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        flags = array.array("i", [0])
-        fcntl.ioctl(fd, 0x80086601, flags)  # FS_IOC_GETFLAGS
-        return flags[0]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def test_top_level_directories_spread_their_subdirectories(tmp_path: Path) -> None:
-    """ext4's ``T`` flag on the root and its first level (hosts/), not below; elsewhere the write just works."""
-    from fabgen.writer import spread_subdirectories
-
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    spread_subdirectories(str(probe))
-    if not (_flags(probe) or 0) & 0x00020000:
-        pytest.skip("this filesystem has no top-directory flag (not ext2/3/4)")
-    out = tmp_path / "out"
-    generate(load_spec(LAB), out)
-    assert all((_flags(d) or 0) & 0x00020000 for d in (out, out / "hosts"))
-    host_dir = next(d for d in (out / "hosts").iterdir() if d.is_dir())
-    assert not (_flags(host_dir) or 0) & 0x00020000
-
-
 @pytest.mark.parametrize("entries, meta", [
     ({}, {"fabgen_version": "x"}),
     ({"a/\u00e9.txt": {"sha256": "ab", "bytes": 3, "target": 't"x', "device": "d\n"},
