@@ -29,13 +29,15 @@ Where a new directory goes is ext4's choice, and its files follow it:
   descriptor: 2,048 on the bench VM's 256 GB disk) runs a sixteenth as often.
 
 Measured on the bench VM (journal-less ext4, 256 GB; a 24k ``generate``,
-system time; three runs each, the order rotated): right after ``rm -rf`` of
-the output, 5.2 to 6.5 s with fixed names and every host directory searched,
-1.7 to 2.2 s with this placement; right after three unrelated 24k trees were
-removed, 5.3 to 6.6 s against 1.8 to 5.8 s; regenerating in place, 1.5 to
-1.8 s against 1.6 to 1.8 s. A journaled ext4 has no such scan and other file
-systems no such flag; there the mark and the rename only cost a few system
-calls.
+system time; three runs each, the order rotated; the README's Performance
+section has every run): on a quiet disk 1.5 to 1.8 s with fixed names and
+every host directory searched, 1.1 s with this placement (131k: 8.6 against
+6.4 s); right after ``rm -rf`` of the output, 5.2 to 6.5 s against 1.7 to
+2.2 s; regenerating in place, 1.5 to 1.8 s against 1.6 to 1.8 s. Right after
+other large removals most runs still take 5 to 6 s either way, probably
+because a group that just lost its only directory is the one Orlov wants
+wherever its search starts. A journaled ext4 has no such scan and other file systems no such
+flag; there the mark and the rename only cost a few system calls.
 """
 
 from __future__ import annotations
