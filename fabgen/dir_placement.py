@@ -36,8 +36,9 @@ every host directory searched, 1.1 s with this placement (131k: 8.6 against
 2.2 s; regenerating in place, 1.5 to 1.8 s against 1.6 to 1.8 s. Right after
 other large removals most runs still take 5 to 6 s either way, probably
 because a group that just lost its only directory is the one Orlov wants
-wherever its search starts. A journaled ext4 has no such scan and other file systems no such
-flag; there the mark and the rename only cost a few system calls.
+wherever its search starts. A journaled ext4 has no such scan and other file
+systems no such flag; there the mark and the rename only cost a few system
+calls.
 """
 
 from __future__ import annotations
@@ -95,8 +96,6 @@ class DirectoryPlacement:
         self.flag_works = set_top_of_hierarchy(root)
         self._made_below: dict[str, int] = {}
         """Top-level directory -> how many subdirectories were made in it so far."""
-        self._marked: dict[str, bool] = {}
-        """Top-level directory -> whether its flag is set now (so a change costs the ioctls, a repeat nothing)."""
 
     def mkdir(self, rel: str) -> None:
         """Make ``root/rel`` (its parent exists); FileExistsError when something is there already, as ``os.mkdir``."""
@@ -108,10 +107,8 @@ class DirectoryPlacement:
         if self.flag_works and "/" not in below:  # one level down: a host directory in hosts/
             made = self._made_below.get(top, 0)
             self._made_below[top] = made + 1
-            spread = made % SPREAD_EVERY == 0
-            if self._marked.get(top, False) != spread:
-                self._marked[top] = spread
-                set_top_of_hierarchy(f"{self.root}/{top}", spread)
+            if made % SPREAD_EVERY < 2:  # the flag changes only here: on for the first of SPREAD_EVERY, off after it
+                set_top_of_hierarchy(f"{self.root}/{top}", made % SPREAD_EVERY == 0)
         os.mkdir(path)
 
     @staticmethod
