@@ -43,7 +43,20 @@ def machine() -> str:
     except OSError:
         pass
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"{model}, nproc {os.cpu_count()}, load average {load}, Python {platform.python_version()}"
+    return (f"{model}, nproc {os.cpu_count()}, load average {load}, "
+            f"Python {platform.python_version()} ({interpreter_build()})")
+
+
+def interpreter_build() -> str:
+    """Whether this interpreter runs from a shared ``libpython``: a Python built that way (pyenv's default)
+    took about a quarter more user time for the same 24k ``generate`` than Debian's statically linked,
+    PGO- and LTO-built one on the same machine (README, Performance), so the figures name it."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "libpython unknown"
+    shared = next((line.split()[-1] for line in maps.splitlines() if "/libpython" in line), None)
+    return f"shared {Path(shared).name}" if shared else "libpython linked in"
 
 
 def text_table(rows: list[Row]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,19 @@ def test_output_trees_are_removed_after_the_last_row_not_between_rows(tmp_path: 
     later.mkdir()
     discard(later)  # the block left: at once again
     assert not later.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists() or shutil.which("ldd") is None,
+                    reason="needs Linux's /proc and ldd")
+def test_machine_line_names_how_the_interpreter_is_linked() -> None:
+    """The header says whether this Python runs from a shared libpython, as the dynamic linker sees it."""
+    sys.path.insert(0, str(ROOT))
+    from bench.rows import interpreter_build, machine
+
+    linked = subprocess.run(["ldd", sys.executable], capture_output=True, text=True, check=False).stdout
+    build = interpreter_build()
+    if "libpython" in linked:
+        assert build.startswith("shared libpython") and build.split()[1] in linked
+    else:
+        assert build == "libpython linked in"
+    assert machine().endswith(f"({build})")
