@@ -31,7 +31,7 @@ from typing import Final
 
 from fabgen.errors import Problem
 from fabgen.plan import FabricPlan
-from fabgen.plan.model import Switch
+from fabgen.plan.model import Host, Switch
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.csv_text import csv_text, joined_plain, plain_shape
 from fabgen.targets.proved_clean import ProvedClean
@@ -163,6 +163,12 @@ class _Middles(dict[int, str]):
         return cells
 
 
+def host_mtu(host: Host) -> str:
+    """A backend NIC's MTU cell: the host network's (what netplan or NetworkManager and ``roce-nic.conf`` set),
+    not the switches'; empty for a host whose plan has no backend network (NetBox leaves the MTU unset)."""
+    return "" if host.network is None else str(host.network.mtu)
+
+
 def _catalogue(plan: FabricPlan) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     """The device types ((manufacturer, model), first seen first), their manufacturers and the device roles."""
     types: dict[tuple[str, str], None] = {}
@@ -194,8 +200,8 @@ def plain_lines(plan: FabricPlan) -> list[list[str]]:
         if middles is None:
             middles = by_mtu[mtu] = (_Middles(kinds, mtu, False), _Middles(kinds, mtu, True))
         interfaces += [f"{name},{p.name},{middles[p.shutdown][p.speed]}{p.description}" for p in s.ports]
-    host_mtu = plan.qos.mtu
-    interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{host_mtu},{'true' if n.in_service else 'false'},"
+    interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{'' if h.network is None else h.network.mtu},"
+                   f"{'true' if n.in_service else 'false'},"
                    f"{n.name} rail {n.rail}" for h in plan.hosts for n in h.nics if n.rail is not None]
     t = INTERFACE_TYPE
     links = plan.links
@@ -223,8 +229,7 @@ def _cells(plan: FabricPlan) -> list[Sequence[Sequence[str]]]:
         addresses.append((s.loopback, "active", name, loopback, "true", "loopback"))
         interfaces += [(name, port.name, *_speed_cells(port.speed), mtu, "false" if port.shutdown else "true",
                         port.description) for port in s.ports]
-    host_mtu = str(plan.qos.mtu)
-    interfaces += [(h.name, nic.netdev, *_speed_cells(nic.speed), host_mtu, "true" if nic.in_service else "false",
+    interfaces += [(h.name, nic.netdev, *_speed_cells(nic.speed), host_mtu(h), "true" if nic.in_service else "false",
                     f"{nic.name} rail {nic.rail}") for h in plan.hosts for nic in h.nics if nic.rail is not None]
     cables = [(link.a_device, INTERFACE_TYPE, link.a_port, link.b_device, INTERFACE_TYPE, link.b_port, "planned")
               for link in plan.links]

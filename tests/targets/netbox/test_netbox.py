@@ -129,3 +129,39 @@ def test_check_holds_headers() -> None:
     assert check("netbox/1-sites.csv", "name,slug\nx,x\n")
     assert check("netbox/1-sites.csv", "name,slug,status\nx,x\n")
     assert check("netbox/1-sites.csv", "name,slug,status\nx,x,planned\n") == []
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if n != "llama3-24k"])
+def test_a_host_nic_has_the_mtu_its_host_sets_not_the_switches(name: str) -> None:
+    """The MTU NetBox records for a backend NIC is the one ``roce-nic.conf`` gives it (the host network's, 4200
+    in the lab), not the leaf's 9214: an out-of-service NIC, which the host does not configure, records the
+    same policy as the host's other backend NICs."""
+    plan = plan_fabric(load_spec(example(name)))
+    files = render_fabric(plan, targets=["netbox", "nic-qos"])
+    recorded = {(r["device"], r["name"]): r["mtu"]
+                for r in csv.DictReader(io.StringIO(files["netbox/6-interfaces.csv"], newline=""))}
+    host_rows = {key: mtu for key, mtu in recorded.items() if key[0] in {h.name for h in plan.hosts}}
+    assert host_rows
+    for host in plan.hosts:
+        set_by_host = {words[1]: words[-1] for line in files[f"hosts/{host.name}/roce-nic.conf"].splitlines()
+                       if line.startswith("NIC=") for words in [line[4:].split()]}
+        assert set_by_host
+        for nic in host.nics:
+            if nic.rail is None:
+                continue
+            expected = set_by_host.get(nic.netdev, next(iter(set_by_host.values())))
+            assert host_rows[(host.name, nic.netdev)] == expected, (host.name, nic.netdev)
+    leaf_mtus = {s.qos.mtu for s in plan.switches if s.tier == "leaf"}
+    assert not {int(m) for m in host_rows.values()} & leaf_mtus, "the switches' MTU, not the hosts'"
+
+
+def test_a_host_without_a_planned_network_leaves_the_mtu_empty() -> None:
+    from dataclasses import replace
+
+    plan = plan_fabric(load_spec(example("sonic-pod")))
+    bare = replace(plan, hosts=tuple(replace(h, network=None) for h in plan.hosts))
+    rows = list(csv.DictReader(io.StringIO(render_fabric(bare, targets=["netbox"])["netbox/6-interfaces.csv"],
+                                           newline="")))
+    hosts = {h.name for h in plan.hosts}
+    assert {r["mtu"] for r in rows if r["device"] in hosts} == {""}
+    assert all(r["mtu"] for r in rows if r["device"] not in hosts and r["type"] != "virtual")
