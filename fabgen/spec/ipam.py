@@ -17,12 +17,17 @@ from __future__ import annotations
 import csv
 import io
 import ipaddress
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabgen.bounded import MAX_CABLING_ROWS, read_text
 from fabgen.errors import FabgenError, Problem, SpecError
 from fabgen.source import SourceDoc, load_source
+
+if TYPE_CHECKING:
+    from _csv import Reader as CsvReader
 
 MAX_BYTES = 16 * 1024 * 1024
 _FIELDS = ("loopback", "mgmt")
@@ -83,7 +88,8 @@ def _address(text: str, file: str, line: int, col: int, device: str, field: str)
 
 def _csv(file: str, text: str) -> list[IpamRow]:
     reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+    records = _records(reader, file)
+    header = next(records, None)
     if header is None or "device" not in [h.strip() for h in header]:
         raise SpecError([Problem("the IPAM CSV needs a header with a 'device' column", file=file, line=1, col=1)])
     names = [h.strip() for h in header]
@@ -92,7 +98,7 @@ def _csv(file: str, text: str) -> list[IpamRow]:
         raise SpecError([Problem(f"unknown IPAM column {unknown[0]!r} (known: device, loopback, mgmt)",
                                  file=file, line=1, col=1)])
     rows: list[IpamRow] = []
-    for count, cells in enumerate(reader):
+    for count, cells in enumerate(records):
         line = reader.line_num
         if count >= MAX_CABLING_ROWS:
             raise SpecError([Problem(f"more than {MAX_CABLING_ROWS} rows", file=file, line=line, col=1)])
@@ -109,6 +115,19 @@ def _csv(file: str, text: str) -> list[IpamRow]:
             if value:
                 rows.append(_address(value, file, line, names.index(field) + 1, device, field))
     return rows
+
+
+def _records(reader: CsvReader, file: str) -> Iterator[list[str]]:
+    """``reader``'s rows; a record the csv module refuses (a field over its 128 KiB limit, a NUL) is a
+    located problem, not a traceback."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise SpecError([Problem(f"malformed CSV: {exc}", file=file, line=reader.line_num or 1, col=1)]) from None
+        yield row
 
 
 def _yaml(file: str, text: str) -> list[IpamRow]:

@@ -121,6 +121,9 @@ def test_ipam_csv_pins_addresses(tmp_path: Path) -> None:
     (CSV + "spine-01,10.255.0.151,\n", 4, 2, "spine-01 has a second loopback (first at line 2)"),
     (CSV + "spine-02,not-an-ip,\n", 4, 2, "spine-02: loopback 'not-an-ip' is not an IPv4 address"),
     ("name,loopback\n", 1, 1, "needs a header with a 'device' column"),
+    # a record the csv module itself refuses: located, never a traceback
+    (CSV + 'spine-02,"' + "x" * 200_000 + '"\n', 4, 1, "malformed CSV: field larger than field limit"),
+    ('device,"loopback\n' + "x" * 200_000 + '"\n', 2, 1, "malformed CSV: field larger than field limit"),
 ])
 def test_ipam_csv_conflicts_point_at_the_row(tmp_path: Path, text: str, line: int, col: int, message: str) -> None:
     (problem,) = _refused(tmp_path, lambda d: None, ("ipam.csv", text))
