@@ -79,9 +79,33 @@ def renames(spec: ClusterSpec, doc: SourceDoc | None, switches: Iterable[str], h
             problems.append(spec_problem(doc, f"{old} cannot be renamed {new}: {clash} already has that name",
                                          ("fabric", "devices", old, "name")))
         taken[new] = old
+    problems += _path_clashes(doc, switch_names, out)
     if problems:
         raise SpecError(problems)
     return out
+
+
+SWITCH_FILE_SUFFIXES = (".cfg", ".session", ".install.json")
+"""What follows a switch's name in the files fabgen writes beside it under ``switches/`` (EOS's configuration and
+session, every OS's install map), the rest being a directory of that name (SONiC, NVUE).
+``tests/plan/test_pins.py`` checks the examples of every OS write nothing else there."""
+
+
+def _path_clashes(doc: SourceDoc | None, planned: set[str], renamed: dict[str, str]) -> list[Problem]:
+    """A pinned name that is another switch's name plus one of :data:`SWITCH_FILE_SUFFIXES`: one switch's file
+    would be the other's file or directory (``leaf-01.install.json``), which the writer can only refuse halfway
+    through writing; refused here, at the pin."""
+    final = {renamed.get(name, name): name for name in planned}
+    problems = []
+    for name, key in sorted(final.items()):
+        for suffix in SWITCH_FILE_SUFFIXES:
+            stem = name[:-len(suffix)] if name.endswith(suffix) else None
+            if stem is not None and stem in final:
+                pinned = key if key in renamed else final[stem]
+                problems.append(spec_problem(
+                    doc, f"{name} cannot be a switch name beside {stem}: {stem}'s switches/{stem}{suffix} is where "
+                         f"{name}'s own files would go", ("fabric", "devices", pinned, "name")))
+    return problems
 
 
 def apply_pins(spec: ClusterSpec, doc: SourceDoc | None, addresses: StableAddresses, renamed: dict[str, str],

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from fabgen.errors import SpecError
-from fabgen.pipeline import load_spec, plan_fabric
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.plan import FabricPlan
-from tests.helpers import edited
+from fabgen.plan.pins import SWITCH_FILE_SUFFIXES
+from tests.helpers import EXAMPLE_NAMES, edited, example, run_cli
 
 
 def _write(tmp_path: Path, edit: Any, ipam: tuple[str, str] | None = None) -> Path:
@@ -84,6 +85,11 @@ def test_a_renamed_switch_keeps_its_position(tmp_path: Path) -> None:
     ({"spine-09": {"mgmt": "192.0.2.99"}}, "fabric.devices names 'spine-09', which this plan does not have"),
     ({"spine-01": {"name": "spine-02"}}, "spine-01 cannot be renamed spine-02: spine-02 already has that name"),
     ({"spine-01": {"name": "lab01"}}, "spine-01 cannot be renamed lab01: lab01 already has that name"),
+    # a name whose files would be another switch's: refused here, not halfway through generate's writing
+    ({"spine-01": {"name": "leaf-r0-p00-01.install.json"}},
+     "leaf-r0-p00-01.install.json cannot be a switch name beside leaf-r0-p00-01"),
+    ({"spine-01": {"name": "leaf-r0-p00-01.cfg"}}, "leaf-r0-p00-01's switches/leaf-r0-p00-01.cfg is where"),
+    ({"spine-02": {"name": "core.session"}, "spine-01": {"name": "core"}}, "core.session cannot be a switch name"),
 ])
 def test_conflicting_pins_are_refused_at_their_line(tmp_path: Path, pins: dict[str, Any], message: str) -> None:
     (problem,) = _refused(tmp_path, _devices(**pins))
@@ -163,3 +169,30 @@ def test_a_fifo_as_ipam_file_is_refused_without_hanging(tmp_path: Path) -> None:
         load_spec(spec)
     (problem,) = info.value.problems
     assert problem.line == _line(spec, "ipam:") and "not a regular file" in problem.message
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_switch_file_suffixes_are_every_file_beside_a_switch(name: str) -> None:
+    """:data:`~fabgen.plan.pins.SWITCH_FILE_SUFFIXES` is complete: every path under ``switches/`` of every
+    example is a switch's name plus one of them, or inside a directory of a switch's name."""
+    plan = plan_fabric(load_spec(example(name)))
+    names = {s.name for s in plan.switches}
+    for path in render_fabric(plan):
+        if not path.startswith("switches/"):
+            continue
+        rest = path.removeprefix("switches/")
+        if "/" in rest:
+            assert rest.split("/", 1)[0] in names, path
+        else:
+            assert any(rest.endswith(suffix) and rest[:-len(suffix)] in names for suffix in SWITCH_FILE_SUFFIXES), path
+
+
+def test_a_pinned_name_clash_refused_by_validate_is_what_generate_would_fail_on(tmp_path: Path) -> None:
+    """On SONiC a switch's files are a directory of its name: a spine named after a leaf's install map would be
+    written over it (generate stopped with the writer's 'File exists' at a temporary path before the refusal)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(edited(_devices(**{"spine-01": {"name": "leaf-r0-p00-01.install.json"}}), "sonic-pod"))
+    code, _, err = run_cli("validate", str(spec))
+    assert code == 2 and f"{spec}:" in err and "(at fabric.devices.spine-01.name)" in err, err
+    code, _, err = run_cli("generate", str(spec), "-o", str(tmp_path / "out"))
+    assert code == 2 and "File exists" not in err and not (tmp_path / "out").exists(), err
