@@ -15,11 +15,11 @@ from fabgen.errors import Problem
 from fabgen.platforms import features
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
-from fabgen.targets.eos.syntax import speed_problem
+from fabgen.targets.eos.syntax import ECN_THRESHOLD_MAX, speed_problem
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
 if TYPE_CHECKING:
-    from fabgen.plan.model import FabricPlan, Switch, SwitchPort
+    from fabgen.plan.model import ClassIntent, FabricPlan, Switch, SwitchPort
 
 WATCHDOG = WatchdogLimits(
     "EOS", (10, 60_000), (10, 60_000), (5, 30_000), 10, ("drop",),
@@ -78,6 +78,7 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
         if switch.qos_path not in seen_policies:
             seen_policies.add(switch.qos_path)
             problems += _shared_queues(plan, switch)
+            problems += _ecn_thresholds(plan, switch)
         # A port's speed token depends only on its speed, its lane count and its switch's speed: a switch
         # whose (tier, token)s were all judged on an earlier switch has nothing new to say, and most have
         # none (123k ports at 24k GPUs, a handful of shapes). Its shapes are read by C loops; a switch
@@ -109,6 +110,29 @@ def _shared_queues(plan: FabricPlan, switch: Switch) -> list[Problem]:
                                       "per tx-queue, so each class needs its own queue",
                          (*switch.qos_path, "classes"))
             for queue, names in sorted(by_queue.items()) if len(names) > 1]
+
+
+def _ecn_thresholds(plan: FabricPlan, switch: Switch) -> list[Problem]:
+    """ECN thresholds EOS's ``random-detect ecn`` would refuse, at the spec's ``ecn`` field.
+
+    The renderer writes them in ``bytes`` exactly as planned, and the output
+    check (:mod:`fabgen.targets.eos.syntax`) allows 1 to
+    :data:`~fabgen.targets.eos.syntax.ECN_THRESHOLD_MAX`; checking the same
+    bound here keeps ``validate`` from passing a spec that ``generate`` refuses.
+    The spec already keeps min >= 1, min < max and probability 1-100.
+    """
+    return [spec_problem(plan.source, f"class {c.name}: ECN {field} {value} bytes is above EOS's "
+                                      f"{ECN_THRESHOLD_MAX} (random-detect ecn thresholds 1-{ECN_THRESHOLD_MAX} "
+                                      f"bytes; {switch.name} and the switches that share its policy)",
+                         (*switch.qos_path, "classes", c.name, "ecn", field))
+            for c in switch.qos.classes for field, value in _ecn_bytes(c) if value > ECN_THRESHOLD_MAX]
+
+
+def _ecn_bytes(c: ClassIntent) -> tuple[tuple[str, int], ...]:
+    """(spec field, bytes) of the class's ECN thresholds; none for a class without ECN."""
+    if c.ecn_min is None or c.ecn_max is None:
+        return ()
+    return ("min", c.ecn_min), ("max", c.ecn_max)
 
 
 def load_balancing_problems(plan: FabricPlan, eos: list[Switch]) -> list[Problem]:
