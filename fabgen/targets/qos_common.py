@@ -35,6 +35,10 @@ class CommonQos:
     watchdog: tuple[bool, int, int, str]
     """(enabled, detect ms, restore ms, action); :data:`WATCHDOG_OFF` when disabled (timers mean nothing then)."""
     mtu: int
+    ports: frozenset[str] | None = None
+    """The ports that carry this picture, where the OS binds QoS port by port and the reader looked at every
+    port (SONiC: :func:`fabgen.targets.sonic.parse.parse_sonic_switch`); None where the picture is of one
+    port or of the switch as a whole, and then not compared."""
 
 
 def from_intent(qos: QosIntent) -> CommonQos:

@@ -68,6 +68,50 @@ def test_edited_sonic_watchdog_and_pfc(tmp_path: Path) -> None:
     assert "PFC watchdog" in finding.message
 
 
+def _no_qos_map(data: dict) -> None:  # type: ignore[type-arg]
+    del data["PORT_QOS_MAP"]["Ethernet8"]
+
+
+def _no_wred(data: dict) -> None:  # type: ignore[type-arg]
+    del data["QUEUE"]["Ethernet8|3"]["wred_profile"]
+
+
+def _small_mtu(data: dict) -> None:  # type: ignore[type-arg]
+    data["PORT"]["Ethernet8"]["mtu"] = "1500"
+
+
+def _no_pfc(data: dict) -> None:  # type: ignore[type-arg]
+    data["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"] = ""
+
+
+@pytest.mark.parametrize("change", [_no_qos_map, _no_wred, _small_mtu, _no_pfc])
+def test_one_sonic_port_edited_is_drift_on_that_port(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
+    """SONiC binds QoS port by port: an edit on a port other than the first (whose picture used to stand for
+    the switch) is named by port, the rest of the switch still as planned."""
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    path = root / "switches" / "leaf-r0-p00-01" / "config_db.json"
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=4))
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert finding.code == "FG501" and Path(finding.file).parts[-2] == "leaf-r0-p00-01"
+    assert finding.message.endswith("runs other QoS than planned: ports without that QoS (missing, or other than "
+                                    "on the rest): Ethernet8"), finding.message
+
+
+def test_a_sonic_port_the_plan_leaves_bare_is_counted_not_named(tmp_path: Path) -> None:
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    path = root / "switches" / "leaf-r0-p00-01" / "config_db.json"
+    data = json.loads(path.read_text())
+    for table in ("PORT_QOS_MAP", "PFC_WD", "PORT"):
+        data[table]["Ethernet999x"] = dict(data[table]["Ethernet8"])
+    for queue in ("0", "3", "6"):
+        data["QUEUE"][f"Ethernet999x|{queue}"] = dict(data["QUEUE"][f"Ethernet8|{queue}"])
+    path.write_text(json.dumps(data, indent=4))
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert "1 port the plan gives no QoS carry it" in finding.message and "999x" not in finding.message
+
+
 def test_changed_nccl_variables(tmp_path: Path) -> None:
     spec, fabric, root = site("lab", tmp_path)
     conf = root / "hosts" / "lab03" / "nccl.conf"

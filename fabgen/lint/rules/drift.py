@@ -23,6 +23,7 @@ _FIELD_WORDS: dict[str, tuple[str, ...]] = {
     "weights": ("bandwidth percent", "SCHEDULER", "egress-scheduler"),
     "watchdog": ("watchdog", "PFC_WD", "pfc-watchdog"),
     "mtu": ("mtu",),
+    "ports": ("PORT_QOS_MAP",),
 }
 """Words that start the part of a configuration holding each field, in EOS, SONiC and NVUE."""
 
@@ -61,7 +62,32 @@ def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]
         out.append(("watchdog", f"PFC watchdog (on, detect ms, restore ms, action) {d.watchdog} (plan {e.watchdog})"))  # type: ignore[attr-defined]
     if d.mtu != e.mtu:  # type: ignore[attr-defined]
         out.append(("mtu", f"MTU {d.mtu} (plan {e.mtu})"))  # type: ignore[attr-defined]
+    ports = _port_difference(d.ports, e.ports)  # type: ignore[attr-defined]
+    if ports:
+        out.append(("ports", ports))
     return out
+
+
+def _port_difference(deployed: frozenset[str] | None, expected: frozenset[str] | None) -> str:
+    """Where a per-port OS (SONiC) carries the switch's picture on other ports than the plan: the planned ports
+    without it by name (the plan's names), the others only counted (a deployed file's keys are not echoed)."""
+    if deployed is None or expected is None or deployed == expected:
+        return ""
+    missing = sorted(expected - deployed, key=_natural)
+    extra = len(deployed - expected)
+    parts = []
+    if missing:
+        parts.append("ports without that QoS (missing, or other than on the rest): " + ", ".join(missing[:4])
+                     + (f" and {len(missing) - 4} more" if len(missing) > 4 else ""))
+    if extra:
+        parts.append(f"{extra} port{'s' if extra > 1 else ''} the plan gives no QoS carry it")
+    return "; ".join(parts)
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """``Ethernet4`` before ``Ethernet12``."""
+    stem = name.rstrip("0123456789")
+    return stem, int(name[len(stem):] or -1)
 
 
 def switch_qos_drift(ctx: LintContext) -> Iterator[Hit]:
@@ -72,7 +98,10 @@ def switch_qos_drift(ctx: LintContext) -> Iterator[Hit]:
         (``switches/NAME.cfg``, ``switches/NAME/config_db.json``,
         ``switches/NAME/startup.yaml``) is read back into its QoS picture (DSCP map,
         PFC priorities, ECN, scheduling, watchdog, MTU) and compared with the picture
-        of what fabgen renders for that switch.
+        of what fabgen renders for that switch. SONiC binds QoS port by port, so
+        there every port is read, and a planned port without the switch's QoS (its
+        ``PORT_QOS_MAP`` entry gone, a queue without its WRED profile, another
+        MTU) is named.
 
     Why it matters:
         Hand edits on a switch survive until the next push and silently undo the

@@ -6,19 +6,23 @@ references the way orchagent does (port -> ``PORT_QOS_MAP`` -> maps; port|queue 
 ``QUEUE`` -> ``SCHEDULER`` / ``WRED_PROFILE``; port -> ``PFC_WD``), so it also reads
 a config_db.json collected from a running switch, not only fabgen's own.
 
-A picture is of one port (the QoS of a switch lives on its ports); by default the
-first port of ``PORT_QOS_MAP`` in port order, since fabgen gives every port the same.
+A picture is of one port (the QoS of a switch lives on its ports): by default the
+first port of ``PORT_QOS_MAP`` in port order, since fabgen gives every port the
+same. :func:`parse_sonic_switch`, which ``lint --deployed`` reads a switch with,
+takes every port's and says which ports carry the switch's picture.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fabgen.targets.qos_common import CommonQos
 
-__all__ = ["parse_sonic_qos", "qos_ports"]
+__all__ = ["parse_sonic_qos", "parse_sonic_switch", "qos_ports"]
 
 SONIC_DEFAULT_MTU = 9100
 """What SONiC uses when a PORT entry has no ``mtu``."""
@@ -56,15 +60,21 @@ def qos_ports(data: Mapping[str, Any]) -> list[str]:
     return sorted((p for p in _table(data, "PORT_QOS_MAP") if p != "global"), key=_port_order)
 
 
-def _port_queues(data: Mapping[str, Any], port: str) -> dict[int, Mapping[str, Any]]:
-    """Queue index -> its ``QUEUE`` entry on ``port`` (keys may be ranges: ``Ethernet0|0-2``)."""
-    queues: dict[int, Mapping[str, Any]] = {}
+Queues = dict[int, Mapping[str, Any]]
+"""Queue index -> its ``QUEUE`` entry on one port."""
+
+
+def _queues_by_port(data: Mapping[str, Any]) -> dict[str, Queues]:
+    """Port -> its queues, from one pass over ``QUEUE`` (keys may be ranges: ``Ethernet0|0-2``): a 128-port
+    switch has a thousand entries, which a pass per port would read 128 times."""
+    by_port: dict[str, Queues] = {}
     for key, entry in _table(data, "QUEUE").items():
         name, _, index = str(key).partition("|")
-        if name == port and isinstance(entry, Mapping):
+        if isinstance(entry, Mapping):
+            queues = by_port.setdefault(name, {})
             for q in expand_range(index):
                 queues[q] = entry
-    return queues
+    return by_port
 
 
 def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQos:
@@ -72,11 +82,36 @@ def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQ
 
     Raises ``ValueError`` when the document binds no QoS to any port.
     """
-    ports = qos_ports(data)
     if port is None:
-        if not ports:
-            raise ValueError("no port has a PORT_QOS_MAP entry: this CONFIG_DB carries no QoS")
-        port = ports[0]
+        port = _first_port(data)
+    return _picture(data, port, _queues_by_port(data).get(port, {}))
+
+
+def parse_sonic_switch(data: Mapping[str, Any]) -> CommonQos:
+    """The switch's picture: the one most of its QoS ports have (the first port's on a tie), with
+    :attr:`~fabgen.targets.qos_common.CommonQos.ports` the ports that have it.
+
+    Why every port: SONiC binds QoS port by port, so an edit on one port (its ``PORT_QOS_MAP`` entry gone,
+    a queue without its WRED profile, another MTU) leaves every other port as planned, and a picture of
+    the first port alone would not see it. ``lint --deployed`` compares the ports with the plan's.
+    """
+    _first_port(data)  # no QoS port at all: refused as parse_sonic_qos refuses it
+    queues = _queues_by_port(data)
+    pictures = {port: _picture(data, port, queues.get(port, {})) for port in qos_ports(data)}
+    counts = Counter(pictures.values())  # in port order: max() keeps the first port's picture on a tie
+    common = max(counts, key=counts.__getitem__)
+    return replace(common, ports=frozenset(port for port, picture in pictures.items() if picture == common))
+
+
+def _first_port(data: Mapping[str, Any]) -> str:
+    ports = qos_ports(data)
+    if not ports:
+        raise ValueError("no port has a PORT_QOS_MAP entry: this CONFIG_DB carries no QoS")
+    return ports[0]
+
+
+def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
+    """The QoS picture of ``port``, its queues given."""
     qmap = _table(data, "PORT_QOS_MAP").get(port)
     if not isinstance(qmap, Mapping):
         raise ValueError(f"port {port!r} has no PORT_QOS_MAP entry")
@@ -96,7 +131,7 @@ def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQ
     ecn: list[tuple[int, int, int, int]] = []
     strict: set[int] = set()
     weights: list[tuple[int, int]] = []
-    for queue, entry in sorted(_port_queues(data, port).items()):
+    for queue, entry in sorted(queues.items()):
         scheduler = schedulers.get(entry.get("scheduler", ""))
         if isinstance(scheduler, Mapping):
             kind = scheduler.get("type", "WRR")
