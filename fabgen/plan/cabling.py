@@ -4,6 +4,12 @@ A cable in ``fabric.cabling`` replaces every planned link that uses either of
 its ends, and takes the first replaced link's place (so addresses of the other
 links do not move). It is taken as given: a cable that crosses rails or lands
 beyond the radix is planned as written, and the linter reports it.
+
+What no switch OS can take is refused here, at the later cable's line: a port
+holds one cable, so two cables with a common end (a switch port, a host NIC, or
+the same cable listed twice, either way round) are refused. Without this check
+EOS failed only at render time ("'interface ...' repeats line ..."), after
+``validate`` had passed, and SONiC and Cumulus wrote both cables to one port.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem, SpecError
 from fabgen.plan.slots import PlannedLink, RawLink
-from fabgen.source import SourceDoc
+from fabgen.source import SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 
 if TYPE_CHECKING:
@@ -41,10 +47,10 @@ class ExplicitCabling:
             try:
                 resolved.append(self._resolve(cable.a, cable.b))
             except ValueError as exc:
-                path = ("fabric", "cabling", index)
-                problems.append(self.doc.problem(str(exc), path) if self.doc else Problem(str(exc), file="fabric.cabling"))
+                problems.append(self._problem(str(exc), index))
         if problems:
             raise SpecError(problems)
+        self._one_cable_per_port(resolved)
         by_end: dict[tuple[str, str], int] = {}
         for position, link in enumerate(raw):
             by_end[(link[0], link[1])] = position
@@ -60,8 +66,36 @@ class ExplicitCabling:
                 out[planned[0]] = link
             else:
                 appended.append(link)
-        # Two explicit cables replacing the same planned link: keep both (the linter flags the port clash).
         return [link for link in out if link is not None] + appended
+
+    def _one_cable_per_port(self, resolved: list[PlannedLink]) -> None:
+        """Refuse a cable with an end an earlier cable already has, located at the later cable.
+
+        Why here and not in the linter (FG202): every switch OS takes one cable per port, so such a spec is
+        wrong whatever it renders to, and ``validate`` must refuse what ``generate`` would (EOS refused it
+        only when checking its rendered config, SONiC and Cumulus wrote both cables to the port). A port
+        the automatic layout gives another link is not refused: the cable replaces that link (the module's
+        rule), and a NIC it leaves uncabled is the linter's FG204, fine when the NIC is out of service.
+        One pass, a dict look-up per end: linear in the cables, which may be tens of thousands.
+        """
+        cabled_by: dict[tuple[str, str], int] = {}
+        problems: list[Problem] = []
+        for index, link in enumerate(resolved):
+            lower, upper = (link[0], link[1]), (link[2], link[3])
+            # The higher-tier end first: two cables on one switch port is the clash to name.
+            earlier = next(((end, cabled_by[end]) for end in (upper, lower) if end in cabled_by), None)
+            if earlier is not None:
+                end, first = earlier
+                problems.append(self._problem(f"{end[0]}:{end[1]} is already cabled by fabric.cabling[{first}]; "
+                                              "a port takes one cable", index))
+            cabled_by.setdefault(upper, index)
+            cabled_by.setdefault(lower, index)
+        if problems:
+            raise SpecError(problems)
+
+    def _problem(self, message: str, index: int) -> Problem:
+        """A problem at cable ``index``'s line; without the source (a spec built in code), still naming the cable."""
+        return spec_problem(self.doc, message, ("fabric", "cabling", index))
 
     def _kind(self, device: str) -> str:
         if device in self.host_profiles:

@@ -63,7 +63,9 @@ def port_double_cabled(ctx: LintContext) -> Iterator[Hit]:
     """Two cables on one port.
 
     What it checks:
-        No switch or host port may be an end of more than one planned link.
+        No switch or host port may be an end of more than one planned link. A
+        spec cannot plan one any more (the loader refuses the second cable at
+        its line); this guards a plan a library caller builds itself.
 
     Why it matters:
         A port takes one cable. Two planned links on it mean one of them will not
