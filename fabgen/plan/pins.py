@@ -138,6 +138,10 @@ def apply_pins(spec: ClusterSpec, doc: SourceDoc | None, addresses: StableAddres
         if pin.address not in pool or (pin.address in (pool.network_address, pool.broadcast_address) and pool.prefixlen < 31):
             problems.append(pin.where(f"{pin.device}: {pin.field} {pin.address} is outside its pool {pool}"))
             continue
+        if pin.field == "mgmt" and pin.address == spec.fabric.addressing.mgmt_gateway:
+            problems.append(pin.where(f"{pin.device}: mgmt {pin.address} is fabric.addressing.mgmt_gateway, the "
+                                      "management network's router: a device there would route to itself"))
+            continue
         chosen[(final, pin.field)] = pin
     if problems:
         raise SpecError(problems)

@@ -11,7 +11,7 @@ from fabgen.errors import SpecError
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.plan import FabricPlan
 from fabgen.plan.pins import SWITCH_FILE_SUFFIXES
-from tests.helpers import EXAMPLE_NAMES, edited, example, run_cli
+from tests.helpers import EXAMPLE_NAMES, edited, example, run_cli, spec_data
 
 
 def _write(tmp_path: Path, edit: Any, ipam: tuple[str, str] | None = None) -> Path:
@@ -196,3 +196,22 @@ def test_a_pinned_name_clash_refused_by_validate_is_what_generate_would_fail_on(
     assert code == 2 and f"{spec}:" in err and "(at fabric.devices.spine-01.name)" in err, err
     code, _, err = run_cli("generate", str(spec), "-o", str(tmp_path / "out"))
     assert code == 2 and "File exists" not in err and not (tmp_path / "out").exists(), err
+
+
+def test_a_device_pinned_to_the_management_gateway_is_refused(tmp_path: Path) -> None:
+    """The gateway is the management network's router; a switch or host given its address would answer for it
+    (sonic-pod's switches would route to themselves), so neither a spec pin nor an IPAM row may take it."""
+    gateway = spec_data("sonic-pod")["fabric"]["addressing"]["mgmt_gateway"]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(edited(_devices(**{"spine-01": {"mgmt": gateway}}), "sonic-pod"))
+    line = _line(spec, f"mgmt: {gateway}")
+    code, _, err = run_cli("validate", str(spec))
+    assert code == 2 and err.startswith(f"{spec}:{line}:") and "is fabric.addressing.mgmt_gateway" in err, err
+
+    def with_ipam(d: dict[str, Any]) -> None:
+        d["fabric"]["ipam"] = "ipam.csv"
+
+    (tmp_path / "ipam.csv").write_text(f"device,mgmt\ngpu02,{gateway}\n")
+    spec.write_text(edited(with_ipam, "sonic-pod"))
+    code, _, err = run_cli("validate", str(spec))
+    assert code == 2 and err.startswith(f"{tmp_path / 'ipam.csv'}:2:") and "gpu02: mgmt" in err, err
