@@ -54,6 +54,7 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
         )
     except SpecError as exc:
         raise _relocate(exc, doc, ("fabric", "tiers")) from None
+    _refuse_by_size(spec, layout, doc)
 
     switch_slots, raw = _layout_links(spec, hosts, layout)
     host_names = [h.name for h in hosts]
@@ -100,6 +101,27 @@ def build_plan(spec: ClusterSpec, doc: SourceDoc | None = None) -> FabricPlan:
     nccl_env = {p: profile_nccl_environment(spec, p, default_qos, host_memo) for p in sorted({h.profile for h in hosts})}
     return FabricPlan(spec=spec, source=doc, layout=layout, hosts=planned_hosts, switches=switches,
                       links=tuple(links), qos=default_qos, firmware=firmware, nccl_env=nccl_env)
+
+
+def _refuse_by_size(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> None:
+    """Refuse now what the layout's numbers alone decide, before the links are built.
+
+    Why: at 200k hosts the links are 1.6 million objects, a minute and gigabytes,
+    and a pool too small for the layout or an ECMP width the switch OS cannot
+    configure was certain from the sizes. Both checks are the very ones the
+    built plan would meet, with the same message at the same spec line: the
+    pools are carved by :class:`StableAddresses` itself (its blocks depend on
+    the layout, not on the switches, and the carving is thrown away: the one
+    kept is made below once the switches exist), and the targets' early limits
+    (:func:`fabgen.targets.registry.layout_limit_problems`) share their rule with
+    the targets' plan limits.
+    """
+    StableAddresses(spec, layout, (), doc)
+    from fabgen.targets.registry import layout_limit_problems  # not at import: the registry imports the plan
+
+    problems = layout_limit_problems(spec, layout, doc)
+    if problems:
+        raise SpecError(problems)
 
 
 def _rename(slots: list[SwitchSlot], raw: list[RawLink], renamed: dict[str, str]

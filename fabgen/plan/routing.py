@@ -36,7 +36,8 @@ from operator import itemgetter
 from typing import Protocol
 
 from fabgen.errors import Problem, SpecError
-from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort
+from fabgen.plan.layout import Layout
+from fabgen.plan.model import BfdIntent, BgpIntent, BgpNeighbor, Switch, SwitchPort, TierName
 from fabgen.source import DataPath, SourceDoc, spec_problem
 from fabgen.spec import ClusterSpec
 from fabgen.spec.routing import PRIVATE_ASN_4BYTE
@@ -115,12 +116,64 @@ def bgp_intent(plan: BgpPlan, asn: int, loopback_interface: str, host_nets: Iter
     # peer group (an ASN) that leads to it; most switches have one link per peer ASN below (no Counter needed).
     widest_down = (0 if not down_asns else 1 if len(set(down_asns)) == len(down_asns)
                    else max(Counter(down_asns).values()))
-    paths = plan.maximum_paths if plan.maximum_paths is not None else max(len(up_asns), widest_down, 1)
+    paths = ecmp_width(plan.maximum_paths, len(up_asns), widest_down)
     loopback = loopback_interface.partition("/")[0]
     networks = {*host_nets, f"{loopback}/32"}
     return BgpIntent(asn=asn, router_id=loopback, neighbors=tuple(neighbors), maximum_paths=paths,
                      multipath_relax=len(set(up_asns)) > 1, networks=_in_address_order(networks),
                      bfd=plan.bfd, keepalive=plan.keepalive, hold=plan.hold)
+
+
+def ecmp_width(fixed: int | None, uplinks: int, widest_down: int) -> int:
+    """One switch's ``maximum-paths``: the spec's fixed width, else room for every uplink and for the parallel
+    links to the widest peer group (ASN) below.
+
+    The one rule, shared by :func:`bgp_intent` (from a switch's sessions) and
+    :func:`layout_ecmp_widths` (from the layout's numbers, before any link exists).
+    """
+    return fixed if fixed is not None else max(uplinks, widest_down, 1)
+
+
+def layout_ecmp_widths(spec: ClusterSpec, layout: Layout) -> dict[TierName, int]:
+    """Each tier's ``maximum-paths`` as :func:`bgp_intent` will give its switches, from the layout alone.
+
+    Why: a target's bound on the ECMP width (EOS's 600) is then refused right
+    after :func:`~fabgen.plan.layout.size_fabric`, not after the planner has
+    built every link (1.6 million at 200k hosts: a minute and 6 GB to say one
+    line). The layout gives every switch of a tier the same sessions: a leaf
+    has ``spines_per_pod * leaf_spine_links`` uplinks; a spine reaches each leaf
+    (its own ASN) over ``leaf_spine_links`` links and, in 3 tiers, has
+    ``supers_per_plane * spine_super_links`` uplinks; a super-spine reaches one
+    spine per pod (one ASN per pod in either scheme) over ``spine_super_links``.
+
+    Empty (no verdict: the planned switches decide, later) when routing is off
+    or when the spec can make the planned widths differ: ``exclude`` drops
+    sessions, ``fabric.cabling`` replaces links, ``asn_overrides`` can merge the
+    peer groups below a switch. A fixed ``maximum_paths`` is every speaker's
+    width whatever the links, so only ``exclude`` (which may leave a tier
+    without speakers) withholds it.
+    """
+    routing = spec.fabric.routing
+    if not routing.enabled or routing.exclude:
+        return {}
+    fixed = routing.maximum_paths
+    if fixed is None and (spec.fabric.cabling or routing.asn_overrides):
+        return {}
+    k1, k2 = layout.leaf_spine_links, layout.spine_super_links
+    widths: dict[TierName, int] = {"leaf": ecmp_width(fixed, layout.spines_per_pod * k1, 0)}
+    if layout.tiers == 3:
+        widths["spine"] = ecmp_width(fixed, layout.supers_per_plane * k2, k1)
+        widths["super_spine"] = ecmp_width(fixed, 0, k2)
+    else:
+        widths["spine"] = ecmp_width(fixed, 0, k1)
+    return widths
+
+
+def widest_layout_ecmp(spec: ClusterSpec, layout: Layout, os: str) -> int:
+    """The widest :func:`layout_ecmp_widths` among the tiers that run ``os`` (0: none, or no verdict yet)."""
+    tiers = spec.fabric.tiers
+    return max((width for tier, width in layout_ecmp_widths(spec, layout).items()
+                if (shape := getattr(tiers, tier)) is not None and shape.os == os), default=0)
 
 
 def same_asn_problems(plan: BgpPlan, switches: Iterable[Switch], doc: SourceDoc | None) -> list[Problem]:

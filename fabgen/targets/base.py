@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
     from fabgen.plan import FabricPlan
+    from fabgen.plan.layout import Layout
+    from fabgen.source import SourceDoc
+    from fabgen.spec import ClusterSpec
     from fabgen.targets.qos_common import CommonQos
 
 Scope = Literal["cluster", "profile", "host", "switch"]
@@ -34,6 +37,19 @@ class RenderContext:
 
 RenderMany = Callable[[RenderContext, Sequence[tuple[str, Any]]], "tuple[list[Rendered], list[Problem]] | None"]
 """A target's optional batch render (:attr:`Target.render_many`)."""
+
+
+LayoutLimits = Callable[["ClusterSpec", "Layout", "SourceDoc | None"], list[Problem]]
+"""A consumer's refusals that the layout's numbers alone decide (the ECMP width a switch OS cannot configure),
+located at the spec's lines.
+
+Run by :func:`fabgen.plan.build.build_plan` right after sizing, before a link
+exists (:attr:`Target.layout_limits`, through
+:func:`fabgen.targets.registry.layout_limit_problems`): a fabric the
+target refuses anyway is not built first, which at 200k hosts is a minute and
+gigabytes. Each must say exactly what the target's :attr:`Target.limits` says
+of the built plan, and say nothing where the plan could still differ.
+"""
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,9 @@ class Target:
     Run by :func:`fabgen.pipeline.plan_fabric`, so ``validate`` refuses
     everything ``generate`` would.
     """
+    layout_limits: LayoutLimits | None = None
+    """The part of :attr:`limits` that the layout's numbers alone decide, run before any link is built
+    (:data:`LayoutLimits`)."""
     read_back: ReadBack | None = None
     render_many: RenderMany | None = None
     """Optional: many devices' files at once, from their (name, device) pairs, already checked, for a target whose

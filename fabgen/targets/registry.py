@@ -16,6 +16,9 @@ from typing import Any
 from fabgen.device_match import device_matches as device_matches
 from fabgen.errors import OutputError, Problem
 from fabgen.plan import FabricPlan
+from fabgen.plan.layout import Layout
+from fabgen.source import SourceDoc
+from fabgen.spec import ClusterSpec
 from fabgen.targets import cabling, install
 from fabgen.targets.avd import target as avd
 from fabgen.targets.base import ReadBack, Target, every_device
@@ -76,6 +79,13 @@ def limit_problems(plan: FabricPlan) -> list[Problem]:
         if target.limits is not None:
             problems.extend(target.limits(plan))
     return problems
+
+
+def layout_limit_problems(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> list[Problem]:
+    """Every target's refusals of the sized fabric (:attr:`~fabgen.targets.base.Target.layout_limits`), before the
+    planner builds a link."""
+    return [problem for target in TARGETS if target.layout_limits is not None
+            for problem in target.layout_limits(spec, layout, doc)]
 
 
 def devices_of(plan: FabricPlan, target: Target) -> list[tuple[str, Any]]:

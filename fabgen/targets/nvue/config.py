@@ -33,7 +33,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.environment import shell_quote
-from fabgen.targets.nvue.limits import plan_limits
+from fabgen.targets.nvue.limits import layout_limits, plan_limits
 from fabgen.targets.nvue.parse import (
     DEFAULT_POLLING_MS,
     DEFAULT_ROBUSTNESS,
@@ -428,4 +428,5 @@ TARGET = Target(
     check=check_nvue_files,
     read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text"),
     limits=plan_limits,
+    layout_limits=layout_limits,
 )

@@ -14,14 +14,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
+from fabgen.plan.routing import widest_layout_ecmp
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
 from fabgen.targets.nvue.parse import HOSTNAME, QOS, SPEEDS, Coll, Leaf, Node, Obj
-from fabgen.targets.nvue.routing_limits import routing_limit_problems
+from fabgen.targets.nvue.routing_limits import max_paths_problems, routing_limit_problems
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
 if TYPE_CHECKING:
+    from fabgen.plan.layout import Layout
     from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
+    from fabgen.source import SourceDoc
+    from fabgen.spec import ClusterSpec
 
 WATCHDOG = WatchdogLimits(
     "Cumulus NVUE", None, None, (100, 5_000), 1, ("drop",),
@@ -75,6 +79,12 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
                         plan.source, f"{switch.name} {port.name} (to {port.peer_device}): NVUE has no link speed "
                         f"{port.speed}G (it has {', '.join(SPEEDS[1:])})", ("fabric", "tiers", switch.tier, "speed")))
     return problems
+
+
+def layout_limits(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> list[Problem]:
+    """What NVUE refuses from the layout's numbers alone (the ECMP width), run before the planner builds a
+    link: the same refusal :func:`plan_limits` makes of the planned switches, without building them first."""
+    return max_paths_problems(spec, doc, widest_layout_ecmp(spec, layout, "cumulus"))
 
 
 def ecn_limit_problems(plan: FabricPlan, cumulus: list[Switch]) -> list[Problem]:

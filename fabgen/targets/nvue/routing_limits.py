@@ -13,6 +13,8 @@ from fabgen.source import spec_problem
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan, Switch
+    from fabgen.source import SourceDoc
+    from fabgen.spec import ClusterSpec
 
 MAX_EBGP_PATHS = 128
 """``multipaths ebgp 1-128``."""
@@ -51,9 +53,16 @@ def routing_limit_problems(plan: FabricPlan) -> list[Problem]:
             problems.append(spec_problem(
                 plan.source, f"load-balancing mode spray: adaptive routing runs on 200G and 400G links only, and "
                              f"this fabric has switch links at {', '.join(f'{v}G' for v in speeds)}", where))
-    widest = max((s.bgp.maximum_paths for s in cumulus if s.bgp is not None), default=0)
-    if widest > MAX_EBGP_PATHS:
-        at = ("fabric", "routing", "maximum_paths") if plan.spec.fabric.routing.maximum_paths else ("fabric", "tiers")
-        problems.append(spec_problem(plan.source, f"maximum-paths {widest} is above NVUE's {MAX_EBGP_PATHS} "
-                                                  "(multipaths ebgp)", at))
+    problems += max_paths_problems(plan.spec, plan.source,
+                                   max((s.bgp.maximum_paths for s in cumulus if s.bgp is not None), default=0))
     return problems
+
+
+def max_paths_problems(spec: ClusterSpec, doc: SourceDoc | None, widest: int) -> list[Problem]:
+    """``widest`` (the widest ECMP of the Cumulus switches; 0: none) against :data:`MAX_EBGP_PATHS`, from the
+    planned switches (:func:`routing_limit_problems`) or, before any link is built, from the layout
+    (:func:`fabgen.targets.nvue.limits.layout_limits`)."""
+    if widest <= MAX_EBGP_PATHS:
+        return []
+    at = ("fabric", "routing", "maximum_paths") if spec.fabric.routing.maximum_paths else ("fabric", "tiers")
+    return [spec_problem(doc, f"maximum-paths {widest} is above NVUE's {MAX_EBGP_PATHS} (multipaths ebgp)", at)]
