@@ -19,6 +19,8 @@ from fabgen.spec.qos import QosPolicy
 
 MAX_HOSTS = 200_000
 """Most hosts one spec may expand to (131k GPUs is 16,384 hosts)."""
+MAX_HOST_NAME = 63
+"""A hostname's length (one DNS label), which the NIC script's plan file also holds a host name to."""
 
 
 def within_host_limit(spec: ClusterSpec) -> bool:
@@ -71,6 +73,10 @@ def check_references(spec: ClusterSpec, doc: SourceDoc) -> list[Problem]:
             report(f"the spec expands to more than {MAX_HOSTS} hosts", (*gpath, "count"))
             break  # no more names expanded; the checks below still report
         names = group.host_names()
+        longest = max(names, key=len, default="")
+        if len(longest) > MAX_HOST_NAME:  # a template's index width can pass the limit
+            report(f"host name {longest[:24]}... is {len(longest)} characters; a hostname (and the NIC script's "
+                   f"HOST) takes at most {MAX_HOST_NAME}", (*gpath, "name"))
         for name in names:
             if name in seen_hosts:
                 report(f"host {name} is defined twice (also by {format_path(seen_hosts[name])})", gpath)

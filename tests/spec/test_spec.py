@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from fabgen.errors import SpecError
@@ -115,3 +118,26 @@ def test_duplicate_class_dscp_in_one_class() -> None:
 def test_exactly_one_roce_class() -> None:
     errors = _errors(_replace("{role: roce, ", "{"))
     assert any("exactly one traffic class needs role: roce" in e for e in errors)
+
+
+@pytest.mark.parametrize(("template", "refused"), [("h{index:62d}", False), ("h{index:63d}", True),
+                                                   ("rack-a-{index:50d}-gpu-node-x", True)])
+def test_a_host_name_template_longer_than_a_hostname_is_refused_at_its_name(template: str, refused: bool,
+                                                                           tmp_path: Path) -> None:
+    """The template may ask for up to 40 + 99 + 20 characters; a hostname (and the NIC script's HOST) takes 63.
+    It used to be refused late, by the NIC script's check, at the spec's ``nic`` section."""
+    from tests.helpers import edited, run_cli
+
+    def long_names(data: dict[str, Any]) -> None:
+        data["hosts"][0]["name"] = template
+        data["hosts"][0].pop("overrides", None)
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(edited(long_names))
+    code, _, err = run_cli("validate", str(spec))
+    if not refused:
+        assert code == 0, err
+        return
+    line = next(n for n, row in enumerate(spec.read_text().splitlines(), 1) if template in row)
+    assert code == 2 and err.startswith(f"{spec}:{line}:") and "(at hosts[0].name)" in err, err
+    assert "takes at most 63" in err and len(err.strip().splitlines()) == 1, err
