@@ -8,6 +8,7 @@ collected config's picture with the plan's.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,11 @@ class CommonQos:
     watchdog: tuple[bool, int, int, str]
     """(enabled, detect ms, restore ms, action); :data:`WATCHDOG_OFF` when disabled (timers mean nothing then)."""
     mtu: int
+    tc_to_queue: tuple[tuple[int, int], ...] = ()
+    """(traffic class, egress queue) of each traffic class a DSCP maps to, sorted: the classes no DSCP reaches
+    carry nothing, and each OS leaves them at its own default (:func:`used_queues`)."""
+    trust: str = "dscp"
+    """What the ports classify by: ``dscp``, ``pcp``, ``both``, or ``none`` (nothing bound)."""
     ports: frozenset[str] | None = None
     """The ports that carry this picture, where the OS binds QoS port by port and the reader looked at every
     port (SONiC: :func:`fabgen.targets.sonic.parse.parse_sonic_switch`); None where the picture is of one
@@ -54,7 +60,14 @@ def from_intent(qos: QosIntent) -> CommonQos:
         watchdog=(True, qos.watchdog.detect_ms, qos.watchdog.restore_ms, qos.watchdog.action)
         if qos.watchdog.enabled else WATCHDOG_OFF,
         mtu=qos.mtu,
+        tc_to_queue=used_queues(qos.dscp_to_priority, lambda tc: qos.priority_to_queue[tc]),
+        trust=qos.trust,
     )
+
+
+def used_queues(dscp_to_tc: Sequence[int], queue_of: Callable[[int], int]) -> tuple[tuple[int, int], ...]:
+    """:attr:`CommonQos.tc_to_queue`: (traffic class, its queue) for each class of ``dscp_to_tc``."""
+    return tuple((tc, queue_of(tc)) for tc in sorted(set(dscp_to_tc)))
 
 
 @dataclass(frozen=True)

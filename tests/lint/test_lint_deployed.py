@@ -112,6 +112,40 @@ def test_a_sonic_port_the_plan_leaves_bare_is_counted_not_named(tmp_path: Path) 
     assert "1 port the plan gives no QoS carry it" in finding.message and "999x" not in finding.message
 
 
+@pytest.mark.parametrize(("base", "file", "old", "new", "says"), [
+    # EOS: the profile's trust, a traffic class's tx-queue, one port without the profile
+    ("lab", "leaf-r0-p00-01.cfg", "   qos trust dscp\n", "   qos trust cos\n", "trust pcp (plan dscp)"),
+    ("lab", "leaf-r0-p00-01.cfg", "qos map traffic-class 3 to tx-queue 3", "qos map traffic-class 3 to tx-queue 2",
+     "egress queues: TC 3 -> queue 2 (plan 3)"),
+    ("lab", "leaf-r0-p00-01.cfg", "   ip address 10.10.0.2/31\n   service-profile FABGEN-QOS\n",
+     "   ip address 10.10.0.2/31\n", "ports without that QoS (missing, or other than on the rest): Ethernet2/1"),
+    # NVUE: RoCE's switch priority sent to another traffic class, trust taken off DSCP
+    ("cumulus-pod", "leaf-r0-p00-01/startup.yaml", '"3": {traffic-class: 3}', '"3": {traffic-class: 2}',
+     "egress queues: TC 3 -> queue 2 (plan 3)"),
+    ("cumulus-pod", "leaf-r0-p00-01/startup.yaml", 'trust: "l3"', 'trust: "port"', "trust none (plan dscp)"),
+])
+def test_trust_queues_and_bare_ports_are_drift(tmp_path: Path, base: str, file: str, old: str, new: str,
+                                               says: str) -> None:
+    """What the QoS picture did not hold before: a port's trust, the queue a traffic class leaves by, and (EOS)
+    an Ethernet port without the service-profile, each of which makes RoCE lossy or unmarked on the port."""
+    spec, fabric, root = site(base, tmp_path)
+    edit(root / "switches" / file, old, new)
+    findings = lint(spec, fabric, deployed=root)
+    assert [f.code for f in findings] == ["FG501"], findings
+    assert says in findings[0].message, findings[0].message
+
+
+def test_a_sonic_traffic_class_sent_to_another_queue_is_drift(tmp_path: Path) -> None:
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    path = root / "switches" / "spine-01" / "config_db.json"
+    data = json.loads(path.read_text())
+    (name,) = data["TC_TO_QUEUE_MAP"]
+    data["TC_TO_QUEUE_MAP"][name]["3"] = "2"
+    path.write_text(json.dumps(data, indent=4))
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert "egress queues: TC 3 -> queue 2 (plan 3)" in finding.message, finding.message
+
+
 def test_changed_nccl_variables(tmp_path: Path) -> None:
     spec, fabric, root = site("lab", tmp_path)
     conf = root / "hosts" / "lab03" / "nccl.conf"

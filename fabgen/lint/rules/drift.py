@@ -23,7 +23,9 @@ _FIELD_WORDS: dict[str, tuple[str, ...]] = {
     "weights": ("bandwidth percent", "SCHEDULER", "egress-scheduler"),
     "watchdog": ("watchdog", "PFC_WD", "pfc-watchdog"),
     "mtu": ("mtu",),
-    "ports": ("PORT_QOS_MAP",),
+    "tc_to_queue": ("qos map traffic-class", "TC_TO_QUEUE_MAP", "egress-queue-mapping"),
+    "trust": ("qos trust", "dscp_to_tc_map", "trust"),
+    "ports": ("PORT_QOS_MAP", "service-profile"),
 }
 """Words that start the part of a configuration holding each field, in EOS, SONiC and NVUE."""
 
@@ -62,6 +64,13 @@ def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]
         out.append(("watchdog", f"PFC watchdog (on, detect ms, restore ms, action) {d.watchdog} (plan {e.watchdog})"))  # type: ignore[attr-defined]
     if d.mtu != e.mtu:  # type: ignore[attr-defined]
         out.append(("mtu", f"MTU {d.mtu} (plan {e.mtu})"))  # type: ignore[attr-defined]
+    if d.tc_to_queue != e.tc_to_queue:  # type: ignore[attr-defined]
+        moved = [f"TC {tc} -> queue {q} (plan {dict(e.tc_to_queue).get(tc)})"  # type: ignore[attr-defined]
+                 for tc, q in d.tc_to_queue if dict(e.tc_to_queue).get(tc) != q]  # type: ignore[attr-defined]
+        out.append(("tc_to_queue", "egress queues: " + (", ".join(moved) or
+                                                         f"{list(d.tc_to_queue)} (plan {list(e.tc_to_queue)})")))  # type: ignore[attr-defined]
+    if d.trust != e.trust:  # type: ignore[attr-defined]
+        out.append(("trust", f"trust {d.trust} (plan {e.trust})"))  # type: ignore[attr-defined]
     ports = _port_difference(d.ports, e.ports)  # type: ignore[attr-defined]
     if ports:
         out.append(("ports", ports))
@@ -96,12 +105,13 @@ def switch_qos_drift(ctx: LintContext) -> Iterator[Hit]:
     What it checks:
         With ``--deployed DIR``, each switch configuration found there
         (``switches/NAME.cfg``, ``switches/NAME/config_db.json``,
-        ``switches/NAME/startup.yaml``) is read back into its QoS picture (DSCP map,
-        PFC priorities, ECN, scheduling, watchdog, MTU) and compared with the picture
-        of what fabgen renders for that switch. SONiC binds QoS port by port, so
-        there every port is read, and a planned port without the switch's QoS (its
-        ``PORT_QOS_MAP`` entry gone, a queue without its WRED profile, another
-        MTU) is named.
+        ``switches/NAME/startup.yaml``) is read back into its QoS picture (trust,
+        DSCP map, egress queue of each class, PFC priorities, ECN, scheduling,
+        watchdog, MTU) and compared with the picture of what fabgen renders for
+        that switch. Where QoS is bound port by port, every port is read, and a
+        planned port without the switch's QoS is named: on EOS one without the
+        ``service-profile``, on SONiC one whose ``PORT_QOS_MAP`` entry is gone, a
+        queue without its WRED profile, another MTU.
 
     Why it matters:
         Hand edits on a switch survive until the next push and silently undo the

@@ -77,7 +77,7 @@ from fabgen.targets.eos.model import (
     TxQueueMap,
     Watchdog,
 )
-from fabgen.targets.eos.parse import parse_eos_qos
+from fabgen.targets.eos.parse import parse_eos_switch
 from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
 from fabgen.targets.eos.slots import Vouchers
@@ -291,7 +291,7 @@ TARGET = Target(
     render=_render,
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,
-    read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_qos, "text"),
+    read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_switch, "text"),
     limits=plan_limits,
     layout_limits=layout_limits,
 )

@@ -10,11 +10,11 @@ many) but exact about the lines it reads: a value it cannot interpret raises
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TypedDict
 
-from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
+from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos, used_queues
 
 INDENT = 3
 
@@ -132,6 +132,7 @@ def parse_eos_qos(text: str) -> CommonQos:
     defaults: dict[str, str] = {}
     global_action = EOS_DEFAULT_WATCHDOG_ACTION
     profiles: dict[str, _Node] = {}
+    tx_queue = list(range(8))  # EOS maps a traffic class no line maps to the tx-queue of its number
     for node in nodes:
         w = _words(node)
         if w[:3] == ["qos", "map", "dscp"] and "to" in w:
@@ -141,6 +142,10 @@ def parse_eos_qos(text: str) -> CommonQos:
             tc = int(w[to + 2])
             for dscp in w[3:to]:
                 dscp_to_tc[int(dscp)] = tc
+        elif w[:3] == ["qos", "map", "traffic-class"] and "to" in w and w[w.index("to") + 1:][:1] == ["tx-queue"]:
+            to = w.index("to")
+            for word in w[3:to]:
+                tx_queue[int(word)] = int(w[to + 2])
         elif w[:5] == ["priority-flow-control", "pause", "watchdog", "default", "timeout"]:
             defaults["timeout"] = w[5]
         elif w[:5] == ["priority-flow-control", "pause", "watchdog", "default", "recovery-time"]:
@@ -169,7 +174,19 @@ def parse_eos_qos(text: str) -> CommonQos:
     mtus = sorted({i.mtu for i in carriers if i.mtu is not None})
     if len(mtus) > 1:
         raise ValueError(f"fabric ports disagree on the MTU: {mtus}")
-    return CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtus[0] if mtus else 0, **profile)
+    return CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtus[0] if mtus else 0,
+                     tc_to_queue=used_queues(dscp_to_tc, tx_queue.__getitem__), **profile)
+
+
+def parse_eos_switch(text: str) -> CommonQos:
+    """:func:`parse_eos_qos` with :attr:`~fabgen.targets.qos_common.CommonQos.ports` the Ethernet interfaces that
+    carry the profile, for ``lint --deployed``: a port whose ``service-profile`` line was removed has no trust,
+    PFC or ECN of the plan's, and the picture of the others would not show it."""
+    picture = parse_eos_qos(text)
+    interfaces = parse_eos_interfaces(text).values()
+    named = {i.service_profile for i in interfaces if i.name.startswith("Ethernet") and i.service_profile}
+    return replace(picture, ports=frozenset(i.name for i in interfaces
+                                            if i.name.startswith("Ethernet") and i.service_profile in named))
 
 
 class _Profile(TypedDict):
@@ -180,6 +197,12 @@ class _Profile(TypedDict):
     strict: frozenset[int]
     weights: tuple[tuple[int, int], ...]
     watchdog: tuple[bool, int, int, str]
+    trust: str
+
+
+_TRUST = {"dscp": "dscp", "cos": "pcp"}
+"""``qos trust`` word -> :attr:`~fabgen.targets.qos_common.CommonQos.trust`; ``no qos trust`` is ``none``, no line
+at all EOS's own default (``default``: fabgen always says which)."""
 
 
 def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) -> _Profile:
@@ -191,9 +214,14 @@ def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) 
     ecn: list[tuple[int, int, int, int]] = []
     strict: set[int] = set()
     weights: list[tuple[int, int]] = []
+    trust = "default"
     for child in profile.children:
         w = _words(child)
-        if w == ["priority-flow-control", "on"]:
+        if w[:2] == ["qos", "trust"] and len(w) == 3:
+            trust = _TRUST.get(w[2], w[2])
+        elif w == ["no", "qos", "trust"]:
+            trust = "none"
+        elif w == ["priority-flow-control", "on"]:
             pfc_on = True
         elif w[:2] == ["priority-flow-control", "priority"] and len(w) == 4 and w[3] == "no-drop":
             no_drop.add(int(w[2]))
@@ -220,6 +248,7 @@ def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) 
         "strict": frozenset(strict),
         "weights": tuple(sorted(weights)),
         "watchdog": picture,
+        "trust": trust,
     }
 
 

@@ -35,7 +35,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from fabgen.errors import Problem
 from fabgen.targets.memo import remember
 from fabgen.targets.nvue.subset import read_subset
-from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos
+from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos, used_queues
 
 PROFILE = "default-global"
 """NVUE's default QoS profile: applies to every port that names no other profile."""
@@ -726,6 +726,10 @@ def parse_nvue_qos(startup_yaml_text: str) -> CommonQos:
          _int(c.get("probability", 100)))
         for tc, c in ecn_conf.items() if c.get("ecn", "enable") == "enable"
     ))
+    # switch priority -> traffic class (the egress queue); a priority the file leaves out keeps its own number
+    egress = _dict(_dict(_dict(qos.get("egress-queue-mapping")).get(PROFILE)).get("switch-priority"))
+    dscp_to_tc = tuple(priority(d) for d in range(64))
+    tc_to_queue = used_queues(dscp_to_tc, lambda sp: _int(_dict(egress.get(str(sp))).get("traffic-class", sp)))
     sched = _dict(_dict(_dict(qos.get("egress-scheduler")).get(PROFILE)).get("traffic-class", DEFAULT_SCHEDULER))
     strict = frozenset(int(tc) for tc, c in sched.items() if _dict(c).get("mode") == "strict")
     weights = tuple(sorted(
@@ -740,11 +744,18 @@ def parse_nvue_qos(startup_yaml_text: str) -> CommonQos:
         raise NvueFormatError("no swp interface: nothing to read a port MTU or watchdog state from")
     enabled = all(_dict(_dict(p.get("qos")).get("pfc-watchdog")).get("state") == "enable" for p in ports)
     return CommonQos(
-        dscp_to_tc=tuple(priority(d) for d in range(64)),
+        dscp_to_tc=dscp_to_tc,
         lossless=frozenset(int(sp) for sp in _dict(pfc.get("switch-priority"))),
         ecn=ecn,
         strict=strict,
         weights=weights,
         watchdog=(True, poll * robustness, poll, "drop") if enabled else WATCHDOG_OFF,
         mtu=min(_int(_dict(p.get("link")).get("mtu", DEFAULT_MTU)) for p in ports),
+        tc_to_queue=tc_to_queue,
+        trust=_TRUST.get(str(trust), str(trust)),
     )
+
+
+_TRUST = {"l3": "dscp", "l2": "pcp", "both": "both", "port": "none"}
+"""NVUE's ``qos mapping ... trust`` -> :attr:`~fabgen.targets.qos_common.CommonQos.trust` (``port``: every packet
+gets the port's default priority, nothing of the packet is trusted)."""

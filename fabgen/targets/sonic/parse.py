@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from fabgen.targets.qos_common import CommonQos
+from fabgen.targets.qos_common import CommonQos, used_queues
 
 __all__ = ["parse_sonic_qos", "parse_sonic_switch", "qos_ports"]
 
@@ -121,6 +121,10 @@ def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
     dscp_map = _table(data, "DSCP_TO_TC_MAP").get(dscp_name or "", {})
     # An unmapped DSCP goes to traffic class 0 in SONiC.
     dscp_to_tc = tuple(int(dscp_map.get(str(d), 0)) for d in range(64))
+    queue_map = _table(data, "TC_TO_QUEUE_MAP").get(qmap.get("tc_to_queue_map") or "", {})
+    # Without an entry, a traffic class leaves by the queue of its number (the SAI default).
+    queues_of = queue_map if isinstance(queue_map, Mapping) else {}
+    tc_to_queue = used_queues(dscp_to_tc, lambda tc: int(queues_of.get(str(tc), tc)))
 
     lossless = _bits(qmap.get("pfc_enable"))
     # Without the field, orchagent watches the PFC priorities themselves.
@@ -162,4 +166,6 @@ def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
         weights=tuple(weights),
         watchdog=watchdog,
         mtu=mtu,
+        tc_to_queue=tc_to_queue,
+        trust="dscp" if dscp_name else "none",  # SONiC classifies by DSCP where a DSCP map is bound, else not
     )
