@@ -42,9 +42,10 @@ class CommonQos:
     trust: str = "dscp"
     """What the ports classify by: ``dscp``, ``pcp``, ``both``, or ``none`` (nothing bound)."""
     ports: frozenset[str] | None = None
-    """The ports that carry this picture, where the OS binds QoS port by port and the reader looked at every
-    port (SONiC: :func:`fabgen.targets.sonic.parse.parse_sonic_switch`); None where the picture is of one
-    port or of the switch as a whole, and then not compared."""
+    """The ports that carry this picture, where the reader looked at every port: SONiC binds QoS port by port
+    (:func:`fabgen.targets.sonic.parse.parse_sonic_switch`), EOS by each port's ``service-profile``
+    (:func:`fabgen.targets.eos.parse.parse_eos_switch`). None where the picture is of one port or of the
+    switch as a whole (NVUE's global profile), and then not compared."""
 
 
 def from_intent(qos: QosIntent) -> CommonQos:

@@ -141,3 +141,12 @@ def test_a_host_name_template_longer_than_a_hostname_is_refused_at_its_name(temp
     line = next(n for n, row in enumerate(spec.read_text().splitlines(), 1) if template in row)
     assert code == 2 and err.startswith(f"{spec}:{line}:") and "(at hosts[0].name)" in err, err
     assert "takes at most 63" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_spec_and_the_nic_script_agree_on_a_host_names_length() -> None:
+    """Two homes for one number (the plan's NIC intent cannot import the spec's, which imports it): the spec
+    refuses exactly the names the NIC script's check would."""
+    from fabgen.plan.nic_intent import _HOST
+    from fabgen.spec.references import MAX_HOST_NAME
+
+    assert _HOST.fullmatch("h" * MAX_HOST_NAME) and not _HOST.fullmatch("h" * (MAX_HOST_NAME + 1))

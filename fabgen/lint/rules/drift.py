@@ -65,10 +65,12 @@ def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]
     if d.mtu != e.mtu:  # type: ignore[attr-defined]
         out.append(("mtu", f"MTU {d.mtu} (plan {e.mtu})"))  # type: ignore[attr-defined]
     if d.tc_to_queue != e.tc_to_queue:  # type: ignore[attr-defined]
-        moved = [f"TC {tc} -> queue {q} (plan {dict(e.tc_to_queue).get(tc)})"  # type: ignore[attr-defined]
-                 for tc, q in d.tc_to_queue if dict(e.tc_to_queue).get(tc) != q]  # type: ignore[attr-defined]
-        out.append(("tc_to_queue", "egress queues: " + (", ".join(moved) or
-                                                         f"{list(d.tc_to_queue)} (plan {list(e.tc_to_queue)})")))  # type: ignore[attr-defined]
+        planned = dict(e.tc_to_queue)  # type: ignore[attr-defined]
+        # a traffic class the plan has no DSCP for is the DSCP map's difference, reported above
+        moved = [f"TC {tc} -> queue {q} (plan {planned[tc]})" for tc, q in d.tc_to_queue  # type: ignore[attr-defined]
+                 if tc in planned and planned[tc] != q]
+        if moved:
+            out.append(("tc_to_queue", "egress queues: " + ", ".join(moved)))
     if d.trust != e.trust:  # type: ignore[attr-defined]
         out.append(("trust", f"trust {d.trust} (plan {e.trust})"))  # type: ignore[attr-defined]
     ports = _port_difference(d.ports, e.ports)  # type: ignore[attr-defined]
@@ -78,8 +80,8 @@ def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]
 
 
 def _port_difference(deployed: frozenset[str] | None, expected: frozenset[str] | None) -> str:
-    """Where a per-port OS (SONiC) carries the switch's picture on other ports than the plan: the planned ports
-    without it by name (the plan's names), the others only counted (a deployed file's keys are not echoed)."""
+    """Where the switch's picture is on other ports than the plan's (SONiC, EOS): the planned ports without it by
+    name (the plan's names), the others only counted (a deployed file's keys are not echoed)."""
     if deployed is None or expected is None or deployed == expected:
         return ""
     missing = sorted(expected - deployed, key=_natural)

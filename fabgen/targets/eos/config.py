@@ -60,7 +60,7 @@ from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.eos.check import check_eos_config as check_eos_config
 from fabgen.targets.eos.fill import MARK, render_filled, slotted
 from fabgen.targets.eos.headroom import mmu_profile
-from fabgen.targets.eos.limits import interface_speed, layout_limits, plan_limits
+from fabgen.targets.eos.limits import ECMP, interface_speed, plan_limits
 from fabgen.targets.eos.model import (
     BfdTimers,
     BgpNeighborConfig,
@@ -293,5 +293,5 @@ TARGET = Target(
     check=check_eos_config,
     read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_switch, "text"),
     limits=plan_limits,
-    layout_limits=layout_limits,
+    layout_limits=ECMP.layout_problems,
 )

@@ -12,17 +12,15 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
-from fabgen.plan.routing import widest_layout_ecmp
 from fabgen.platforms import features
-from fabgen.source import SourceDoc, spec_problem
+from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
+from fabgen.targets.ecmp_limits import EcmpLimit
 from fabgen.targets.eos.syntax import ECN_THRESHOLD_MAX, speed_problem
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
 if TYPE_CHECKING:
-    from fabgen.plan.layout import Layout
     from fabgen.plan.model import ClassIntent, FabricPlan, Switch, SwitchPort
-    from fabgen.spec import ClusterSpec
 
 WATCHDOG = WatchdogLimits(
     "EOS", (10, 60_000), (10, 60_000), (5, 30_000), 10, ("drop",),
@@ -30,7 +28,7 @@ WATCHDOG = WatchdogLimits(
     "shorter of the two; its actions are drop, notify-only and errdisable, and only drop unblocks a stuck queue",
     poll_at_most_half=True)
 
-MAX_PATHS = 600
+ECMP = EcmpLimit("eos", "EOS", 600, "maximum-paths ... ecmp ...")
 """``maximum-paths`` and its ``ecmp`` bound in AVD's ``router_bgp`` schema (1-600)."""
 
 PORT_FORM = re.compile(r"Ethernet[1-9][0-9]{0,2}(/[1-9][0-9]?){0,2}")
@@ -70,8 +68,7 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     problems = watchdog_limit_problems(plan, "eos", WATCHDOG)
     problems += cable_port_problems(plan, "eos", PORT_FORM, "Ethernet1/1")
     problems += load_balancing_problems(plan, eos)
-    problems += max_paths_problems(plan.spec, plan.source,
-                                   max((s.bgp.maximum_paths for s in eos if s.bgp is not None), default=0))
+    problems += ECMP.plan_problems(plan.spec, plan.source, eos)
     seen_policies: set[tuple[str | int, ...]] = set()
     seen_speeds: set[tuple[str, str]] = set()
     for switch in eos:
@@ -98,26 +95,6 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
                     plan.source, f"{switch.name} {port.name} (to {port.peer_device}): {why}",
                     ("fabric", "tiers", switch.tier, "speed")))
     return problems
-
-
-def layout_limits(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> list[Problem]:
-    """What EOS refuses from the layout's numbers alone, before the planner builds a link: the ECMP width.
-
-    :func:`plan_limits` says the same of the planned switches; this one is
-    run right after sizing (:func:`fabgen.targets.registry.layout_limit_problems`),
-    so a fabric too wide for ``maximum-paths`` is refused in a blink rather
-    than after its million links are built.
-    """
-    return max_paths_problems(spec, doc, widest_layout_ecmp(spec, layout, "eos"))
-
-
-def max_paths_problems(spec: ClusterSpec, doc: SourceDoc | None, widest: int) -> list[Problem]:
-    """``widest`` (the widest ECMP of the EOS switches; 0: none) against :data:`MAX_PATHS`, at the spec's
-    fixed ``maximum_paths`` or, when the width is derived, at the tiers that size it."""
-    if widest <= MAX_PATHS:
-        return []
-    at = ("fabric", "routing", "maximum_paths") if spec.fabric.routing.maximum_paths else ("fabric", "tiers")
-    return [spec_problem(doc, f"maximum-paths {widest} is above EOS's {MAX_PATHS} (maximum-paths ... ecmp ...)", at)]
 
 
 def _shared_queues(plan: FabricPlan, switch: Switch) -> list[Problem]:

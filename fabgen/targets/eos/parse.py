@@ -127,6 +127,13 @@ def parse_eos_qos(text: str) -> CommonQos:
     The profile is the one named by the Ethernet interfaces' ``service-profile``
     (they must agree); with no such reference, the only ``qos profile`` present.
     """
+    return replace(parse_eos_switch(text), ports=None)
+
+
+def parse_eos_switch(text: str) -> CommonQos:
+    """:func:`parse_eos_qos` with :attr:`~fabgen.targets.qos_common.CommonQos.ports` the Ethernet interfaces that
+    carry the profile, for ``lint --deployed``: a port whose ``service-profile`` line was removed has no trust,
+    PFC or ECN of the plan's, and the picture of the others would not show it."""
     nodes = _tree(text)
     dscp_to_tc = list(EOS_DEFAULT_DSCP_TO_TC)
     defaults: dict[str, str] = {}
@@ -170,23 +177,13 @@ def parse_eos_qos(text: str) -> CommonQos:
         raise ValueError(f"service-profile {name} has no 'qos profile {name}'")
     profile = _read_profile(profiles[name], defaults, global_action)
 
-    carriers = [i for i in ports if i.service_profile == name] or ports
-    mtus = sorted({i.mtu for i in carriers if i.mtu is not None})
+    carrying = [i for i in ports if i.service_profile == name]
+    mtus = sorted({i.mtu for i in carrying or ports if i.mtu is not None})
     if len(mtus) > 1:
         raise ValueError(f"fabric ports disagree on the MTU: {mtus}")
     return CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtus[0] if mtus else 0,
-                     tc_to_queue=used_queues(dscp_to_tc, tx_queue.__getitem__), **profile)
-
-
-def parse_eos_switch(text: str) -> CommonQos:
-    """:func:`parse_eos_qos` with :attr:`~fabgen.targets.qos_common.CommonQos.ports` the Ethernet interfaces that
-    carry the profile, for ``lint --deployed``: a port whose ``service-profile`` line was removed has no trust,
-    PFC or ECN of the plan's, and the picture of the others would not show it."""
-    picture = parse_eos_qos(text)
-    interfaces = parse_eos_interfaces(text).values()
-    named = {i.service_profile for i in interfaces if i.name.startswith("Ethernet") and i.service_profile}
-    return replace(picture, ports=frozenset(i.name for i in interfaces
-                                            if i.name.startswith("Ethernet") and i.service_profile in named))
+                     tc_to_queue=used_queues(dscp_to_tc, tx_queue.__getitem__),
+                     ports=frozenset(i.name for i in carrying), **profile)
 
 
 class _Profile(TypedDict):

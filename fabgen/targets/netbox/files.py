@@ -200,8 +200,7 @@ def plain_lines(plan: FabricPlan) -> list[list[str]]:
         if middles is None:
             middles = by_mtu[mtu] = (_Middles(kinds, mtu, False), _Middles(kinds, mtu, True))
         interfaces += [f"{name},{p.name},{middles[p.shutdown][p.speed]}{p.description}" for p in s.ports]
-    interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{'' if h.network is None else h.network.mtu},"
-                   f"{'true' if n.in_service else 'false'},"
+    interfaces += [f"{h.name},{n.netdev},{kinds[n.speed]},{host_mtu(h)},{'true' if n.in_service else 'false'},"
                    f"{n.name} rail {n.rail}" for h in plan.hosts for n in h.nics if n.rail is not None]
     t = INTERFACE_TYPE
     links = plan.links

@@ -33,7 +33,7 @@ from fabgen.errors import OutputError, Problem
 from fabgen.plan.model import ClassIntent, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.environment import shell_quote
-from fabgen.targets.nvue.limits import layout_limits, plan_limits
+from fabgen.targets.nvue.limits import plan_limits, queue_classes
 from fabgen.targets.nvue.parse import (
     DEFAULT_POLLING_MS,
     DEFAULT_ROBUSTNESS,
@@ -42,6 +42,7 @@ from fabgen.targets.nvue.parse import (
 )
 from fabgen.targets.nvue.patch import check_nvue_files, owned_paths, patch_path, patch_yaml, unset_lines
 from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
+from fabgen.targets.nvue.routing_limits import ECMP
 from fabgen.targets.nvue.subset import PLAIN_KEY, YAML_WORDS
 
 SCRIPT_TEMPLATE = "nvue/nvue.sh.j2"
@@ -129,7 +130,7 @@ def unchecked_config(switch: Switch) -> NvueConfig:
 def _qos_sections(qos: QosIntent) -> list[Section]:
     """Classification, queues, buffers, PFC, ECN, scheduler and watchdog, in NVUE's default profile."""
     lossless = qos.lossless_priorities
-    queues = _queues(qos)
+    queues = queue_classes(qos)
     sections: list[Section] = [
         (("qos", "mapping"), {PROFILE: {
             "trust": TRUST[qos.trust],
@@ -205,14 +206,6 @@ def _interfaces(switch: Switch) -> Tree:
             body["router"] = router
         interfaces[port.name] = body
     return interfaces
-
-
-def _queues(qos: QosIntent) -> list[tuple[int, ClassIntent]]:
-    """(traffic class, class) for every egress queue a class uses; the first class of a queue decides."""
-    chosen: dict[int, ClassIntent] = {}
-    for c in qos.classes:
-        chosen.setdefault(c.queue, c)
-    return sorted(chosen.items())
 
 
 def _ecn(c: ClassIntent) -> Tree:
@@ -428,5 +421,5 @@ TARGET = Target(
     check=check_nvue_files,
     read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text"),
     limits=plan_limits,
-    layout_limits=layout_limits,
+    layout_limits=ECMP.layout_problems,
 )

@@ -14,18 +14,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
-from fabgen.plan.routing import widest_layout_ecmp
 from fabgen.source import spec_problem
 from fabgen.targets.cabling_limits import cable_port_problems
 from fabgen.targets.nvue.parse import HOSTNAME, QOS, SPEEDS, Coll, Leaf, Node, Obj
-from fabgen.targets.nvue.routing_limits import max_paths_problems, routing_limit_problems
+from fabgen.targets.nvue.routing_limits import routing_limit_problems
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
 
 if TYPE_CHECKING:
-    from fabgen.plan.layout import Layout
     from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
-    from fabgen.source import SourceDoc
-    from fabgen.spec import ClusterSpec
 
 WATCHDOG = WatchdogLimits(
     "Cumulus NVUE", None, None, (100, 5_000), 1, ("drop",),
@@ -81,12 +77,6 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     return problems
 
 
-def layout_limits(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> list[Problem]:
-    """What NVUE refuses from the layout's numbers alone (the ECMP width), run before the planner builds a
-    link: the same refusal :func:`plan_limits` makes of the planned switches, without building them first."""
-    return max_paths_problems(spec, doc, widest_layout_ecmp(spec, layout, "cumulus"))
-
-
 def ecn_limit_problems(plan: FabricPlan, cumulus: list[Switch]) -> list[Problem]:
     """One refusal per policy (default or override), class and ``ecn`` field NVUE's schema would refuse.
 
@@ -100,21 +90,22 @@ def ecn_limit_problems(plan: FabricPlan, cumulus: list[Switch]) -> list[Problem]
         if switch.qos_path in seen:
             continue
         seen.add(switch.qos_path)
-        for c in _written_classes(switch.qos):
+        for _, c in queue_classes(switch.qos):
             problems += _class_ecn_problems(plan, switch, c)
     return problems
 
 
-def _written_classes(qos: QosIntent) -> list[ClassIntent]:
-    """The classes whose ECN the renderer writes: the first class of each egress queue (as ``config._queues``).
+def queue_classes(qos: QosIntent) -> list[tuple[int, ClassIntent]]:
+    """(traffic class, class) for every egress queue a class uses; the first class of a queue decides.
 
-    A later class on the same queue writes nothing, so refusing its values
-    would make ``validate`` stricter than ``generate``.
+    The renderer (:mod:`fabgen.targets.nvue.config`) writes each queue's ECN and scheduler from these, and
+    :func:`ecn_limit_problems` judges only these: a later class on the same queue writes nothing, so refusing
+    its values would make ``validate`` stricter than ``generate``.
     """
     chosen: dict[int, ClassIntent] = {}
     for c in qos.classes:
         chosen.setdefault(c.queue, c)
-    return list(chosen.values())
+    return sorted(chosen.items())
 
 
 def _class_ecn_problems(plan: FabricPlan, switch: Switch, c: ClassIntent) -> list[Problem]:

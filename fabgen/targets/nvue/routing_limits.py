@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
 from fabgen.source import spec_problem
+from fabgen.targets.ecmp_limits import EcmpLimit
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan, Switch
-    from fabgen.source import SourceDoc
-    from fabgen.spec import ClusterSpec
 
-MAX_EBGP_PATHS = 128
+ECMP = EcmpLimit("cumulus", "NVUE", 128, "multipaths ebgp")
 """``multipaths ebgp 1-128``."""
 AR_SPEEDS = (200, 400)
 """Adaptive routing runs on Spectrum-4 links at 400G and 200G (not 800G)."""
@@ -53,16 +52,7 @@ def routing_limit_problems(plan: FabricPlan) -> list[Problem]:
             problems.append(spec_problem(
                 plan.source, f"load-balancing mode spray: adaptive routing runs on 200G and 400G links only, and "
                              f"this fabric has switch links at {', '.join(f'{v}G' for v in speeds)}", where))
-    problems += max_paths_problems(plan.spec, plan.source,
-                                   max((s.bgp.maximum_paths for s in cumulus if s.bgp is not None), default=0))
+    problems += ECMP.plan_problems(plan.spec, plan.source, cumulus)
     return problems
 
 
-def max_paths_problems(spec: ClusterSpec, doc: SourceDoc | None, widest: int) -> list[Problem]:
-    """``widest`` (the widest ECMP of the Cumulus switches; 0: none) against :data:`MAX_EBGP_PATHS`, from the
-    planned switches (:func:`routing_limit_problems`) or, before any link is built, from the layout
-    (:func:`fabgen.targets.nvue.limits.layout_limits`)."""
-    if widest <= MAX_EBGP_PATHS:
-        return []
-    at = ("fabric", "routing", "maximum_paths") if spec.fabric.routing.maximum_paths else ("fabric", "tiers")
-    return [spec_problem(doc, f"maximum-paths {widest} is above NVUE's {MAX_EBGP_PATHS} (multipaths ebgp)", at)]

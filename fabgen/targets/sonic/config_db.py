@@ -56,9 +56,10 @@ from fabgen.errors import Problem
 from fabgen.plan.model import ClassIntent, FabricPlan, QosIntent, Switch
 from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
-from fabgen.targets.sonic.limits import layout_limits, plan_limits
+from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_switch
 from fabgen.targets.sonic.routing import merge_tables, routing_tables
+from fabgen.targets.sonic.routing_limits import ECMP
 from fabgen.targets.sonic.sku import SKUS
 
 __all__ = [
@@ -466,6 +467,6 @@ TARGET = Target(
     applies=lambda switch: switch.os == "sonic",
     check=validate_config_db_text,
     limits=plan_limits,
-    layout_limits=layout_limits,
+    layout_limits=ECMP.layout_problems,
     read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_switch, "json"),
 )

@@ -18,15 +18,12 @@ Run by :func:`fabgen.pipeline.plan_fabric` through the target's ``limits``, so
 from __future__ import annotations
 
 from fabgen.errors import Problem
-from fabgen.plan.layout import Layout
 from fabgen.plan.model import FabricPlan, Switch, TierName
-from fabgen.plan.routing import widest_layout_ecmp
-from fabgen.source import DataPath, SourceDoc, spec_problem
-from fabgen.spec import ClusterSpec
+from fabgen.source import DataPath, spec_problem
 from fabgen.spec.buffers import asic_key
 from fabgen.spec.fabric import Tier
 from fabgen.targets.qos_common import WatchdogLimits, watchdog_limit_problems
-from fabgen.targets.sonic.routing_limits import max_paths_problems, routing_limit_problems
+from fabgen.targets.sonic.routing_limits import routing_limit_problems
 from fabgen.targets.sonic.sku import (
     SKUS,
     Sku,
@@ -37,7 +34,7 @@ from fabgen.targets.sonic.sku import (
     sku_hint,
 )
 
-__all__ = ["WATCHDOG", "layout_limits", "plan_limits", "sonic_limits", "tier_of"]
+__all__ = ["WATCHDOG", "plan_limits", "sonic_limits", "tier_of"]
 
 WATCHDOG = WatchdogLimits(
     "SONiC", (100, 5_000), (100, 60_000), (100, 1_000), 1, ("drop", "forward"),
@@ -59,12 +56,6 @@ def plan_limits(plan: FabricPlan) -> list[Problem]:
     if not any(s.os == "sonic" for s in plan.switches):
         return []
     return [*sonic_limits(plan), *watchdog_limit_problems(plan, "sonic", WATCHDOG), *routing_limit_problems(plan)]
-
-
-def layout_limits(spec: ClusterSpec, layout: Layout, doc: SourceDoc | None) -> list[Problem]:
-    """What SONiC refuses from the layout's numbers alone (the ECMP width), run before the planner builds a
-    link: the same refusal :func:`plan_limits` makes of the planned switches, without building them first."""
-    return max_paths_problems(spec, doc, widest_layout_ecmp(spec, layout, "sonic"))
 
 
 def sonic_limits(plan: FabricPlan) -> list[Problem]:

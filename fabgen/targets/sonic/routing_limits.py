@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING
 
 from fabgen.errors import Problem
 from fabgen.source import spec_problem
+from fabgen.targets.ecmp_limits import EcmpLimit
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
-    from fabgen.source import SourceDoc
-    from fabgen.spec import ClusterSpec
 
-MAX_EBGP_PATHS = 256
+ECMP = EcmpLimit("sonic", "SONiC", 256, "BGP_GLOBALS_AF.max_ebgp_paths")
 """``BGP_GLOBALS_AF.max_ebgp_paths`` range in sonic-bgp-global.yang."""
 FRR_BFD_DEFAULT = (300, 3)
 """FRR's BFD transmit/receive interval (ms) and detect multiplier, what ``BGP_NEIGHBOR.bfd`` gets."""
@@ -42,8 +41,7 @@ def routing_limit_problems(plan: FabricPlan) -> list[Problem]:
             plan.source, f"BFD {bfd.interval} ms x {bfd.multiplier} cannot be configured on SONiC: "
                          "BGP_NEIGHBOR only turns BFD on, at FRR's 300 ms x 3; use those values",
             ("fabric", "routing", "bfd")))
-    problems += max_paths_problems(plan.spec, plan.source,
-                                   max((s.bgp.maximum_paths for s in sonic if s.bgp is not None), default=0))
+    problems += ECMP.plan_problems(plan.spec, plan.source, sonic)
     gateway, pool = fabric.addressing.mgmt_gateway, fabric.addressing.mgmt
     if gateway is not None and pool is not None:
         devices = len(plan.switches) + len(plan.hosts)
@@ -56,12 +54,3 @@ def routing_limit_problems(plan: FabricPlan) -> list[Problem]:
     return problems
 
 
-def max_paths_problems(spec: ClusterSpec, doc: SourceDoc | None, widest: int) -> list[Problem]:
-    """``widest`` (the widest ECMP of the SONiC switches; 0: none) against :data:`MAX_EBGP_PATHS`, from the planned
-    switches (:func:`routing_limit_problems`) or, before any link is built, from the layout
-    (:func:`fabgen.targets.sonic.limits.layout_limits`)."""
-    if widest <= MAX_EBGP_PATHS:
-        return []
-    where = ("fabric", "routing", "maximum_paths") if spec.fabric.routing.maximum_paths else ("fabric", "tiers")
-    return [spec_problem(doc, f"maximum-paths {widest} is above SONiC's {MAX_EBGP_PATHS} "
-                              "(BGP_GLOBALS_AF.max_ebgp_paths)", where)]
