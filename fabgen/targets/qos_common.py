@@ -41,6 +41,10 @@ class CommonQos:
     carry nothing, and each OS leaves them at its own default (:func:`used_queues`)."""
     trust: str = "dscp"
     """What the ports classify by: ``dscp``, ``pcp``, ``both``, or ``none`` (nothing bound)."""
+    no_headroom: frozenset[int] = frozenset()
+    """PFC priorities whose priority group has no lossless buffer (SONiC's ``BUFFER_PG`` moved to a lossy profile,
+    or gone): the port still has PFC on for them, but no headroom for what arrives after its pause, so RoCE drops
+    there. Always empty where the OS gives every no-drop priority its headroom itself (EOS, NVUE)."""
     ports: frozenset[str] | None = None
     """The ports that carry this picture, where the reader looked at every port: SONiC binds QoS port by port
     (:func:`fabgen.targets.sonic.parse.parse_sonic_switch`), EOS by each port's ``service-profile``

@@ -84,7 +84,16 @@ def _no_pfc(data: dict) -> None:  # type: ignore[type-arg]
     data["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"] = ""
 
 
-@pytest.mark.parametrize("change", [_no_qos_map, _no_wred, _small_mtu, _no_pfc])
+def _lossy_pg(data: dict) -> None:  # type: ignore[type-arg]
+    """RoCE's priority group moved to the lossy profile: PFC still on, but no headroom behind it."""
+    data["BUFFER_PG"]["Ethernet8|3"]["profile"] = "ingress_lossy_profile"
+
+
+def _no_pg(data: dict) -> None:  # type: ignore[type-arg]
+    del data["BUFFER_PG"]["Ethernet8|3"]
+
+
+@pytest.mark.parametrize("change", [_no_qos_map, _no_wred, _small_mtu, _no_pfc, _lossy_pg, _no_pg])
 def test_one_sonic_port_edited_is_drift_on_that_port(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
     """SONiC binds QoS port by port: an edit on a port other than the first (whose picture used to stand for
     the switch) is named by port, the rest of the switch still as planned."""
@@ -99,6 +108,21 @@ def test_one_sonic_port_edited_is_drift_on_that_port(tmp_path: Path, change) -> 
                                     "on the rest): Ethernet8"), finding.message
 
 
+def test_sonic_pfc_without_its_lossless_buffer_is_drift(tmp_path: Path) -> None:
+    """Every port's RoCE priority group on the lossy profile: PFC still says no-drop, but with no headroom
+    behind the pause the switch drops RoCE, which pfc_enable alone would not show."""
+    spec, fabric, root = site("sonic-pod", tmp_path)
+    path = root / "switches" / "spine-01" / "config_db.json"
+    data = json.loads(path.read_text())
+    for key, entry in data["BUFFER_PG"].items():
+        if key.endswith("|3"):
+            entry["profile"] = "ingress_lossy_profile"
+    path.write_text(json.dumps(data, indent=4))
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert "PFC priorities without a lossless buffer (BUFFER_PG) {3} (plan {})" in finding.message, finding.message
+    assert '"BUFFER_PG"' in path.read_text().splitlines()[finding.line - 1]
+
+
 def test_a_sonic_port_the_plan_leaves_bare_is_counted_not_named(tmp_path: Path) -> None:
     spec, fabric, root = site("sonic-pod", tmp_path)
     path = root / "switches" / "leaf-r0-p00-01" / "config_db.json"
@@ -107,9 +131,15 @@ def test_a_sonic_port_the_plan_leaves_bare_is_counted_not_named(tmp_path: Path) 
         data[table]["Ethernet999x"] = dict(data[table]["Ethernet8"])
     for queue in ("0", "3", "6"):
         data["QUEUE"][f"Ethernet999x|{queue}"] = dict(data["QUEUE"][f"Ethernet8|{queue}"])
+    for pg in ("0", "3"):
+        data["BUFFER_PG"][f"Ethernet999x|{pg}"] = dict(data["BUFFER_PG"][f"Ethernet8|{pg}"])
     path.write_text(json.dumps(data, indent=4))
     (finding,) = lint(spec, fabric, deployed=root)
     assert "1 port the plan gives no QoS carry it" in finding.message and "999x" not in finding.message
+
+
+_PROFILED_PORT = "   ip address 10.10.0.2/31\n   service-profile FABGEN-QOS\n"
+"""Ethernet2/1 of the lab's first leaf, as fabgen writes it."""
 
 
 @pytest.mark.parametrize(("base", "file", "old", "new", "says"), [
@@ -119,6 +149,11 @@ def test_a_sonic_port_the_plan_leaves_bare_is_counted_not_named(tmp_path: Path) 
      "egress queues: TC 3 -> queue 2 (plan 3)"),
     ("lab", "leaf-r0-p00-01.cfg", "   ip address 10.10.0.2/31\n   service-profile FABGEN-QOS\n",
      "   ip address 10.10.0.2/31\n", "ports without that QoS (missing, or other than on the rest): Ethernet2/1"),
+    # EOS: a QoS line on one interface itself, which takes that port's QoS away from the profile's
+    *(("lab", "leaf-r0-p00-01.cfg", _PROFILED_PORT, _PROFILED_PORT + own, "ports without that QoS (missing, or "
+       "other than on the rest): Ethernet2/1") for own in ("   qos trust cos\n", "   no priority-flow-control\n",
+                                                          "   priority-flow-control priority 3 drop\n",
+                                                          "   tx-queue 3\n      no random-detect ecn\n")),
     # NVUE: RoCE's switch priority sent to another traffic class, trust taken off DSCP
     ("cumulus-pod", "leaf-r0-p00-01/startup.yaml", '"3": {traffic-class: 3}', '"3": {traffic-class: 2}',
      "egress queues: TC 3 -> queue 2 (plan 3)"),
@@ -133,6 +168,12 @@ def test_trust_queues_and_bare_ports_are_drift(tmp_path: Path, base: str, file: 
     findings = lint(spec, fabric, deployed=root)
     assert [f.code for f in findings] == ["FG501"], findings
     assert says in findings[0].message, findings[0].message
+
+
+def test_an_eos_interface_line_that_is_not_qos_is_not_drift(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    edit(root / "switches" / "leaf-r0-p00-01.cfg", _PROFILED_PORT, _PROFILED_PORT + "   load-interval 5\n")
+    assert lint(spec, fabric, deployed=root) == []
 
 
 def test_a_sonic_traffic_class_sent_to_another_queue_is_drift(tmp_path: Path) -> None:

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from fabgen.errors import printable
 from fabgen.lint.context import LintContext, preview
 from fabgen.lint.finding import Hit, Location
 
+if TYPE_CHECKING:
+    from fabgen.targets.qos_common import CommonQos
+
 _FIELD_WORDS: dict[str, tuple[str, ...]] = {
     "dscp_to_tc": ("qos map dscp", "DSCP_TO_TC_MAP", "dscp"),
     "lossless": ("priority-flow-control priority", "pfc_enable", "pfc"),
+    "no_headroom": ("BUFFER_PG",),
     "ecn": ("random-detect ecn", "WRED_PROFILE", "congestion-control"),
     "strict": ("priority strict", "SCHEDULER", "egress-scheduler"),
     "weights": ("bandwidth percent", "SCHEDULER", "egress-scheduler"),
@@ -44,36 +49,39 @@ def _fmt_set(values: frozenset[int]) -> str:
     return "{" + ", ".join(map(str, sorted(values))) + "}"
 
 
-def qos_differences(deployed: object, expected: object) -> list[tuple[str, str]]:
+def qos_differences(deployed: CommonQos, expected: CommonQos) -> list[tuple[str, str]]:
     """(field, description) for each difference between two CommonQos pictures."""
     out: list[tuple[str, str]] = []
     d, e = deployed, expected
-    if d.dscp_to_tc != e.dscp_to_tc:  # type: ignore[attr-defined]
-        moved = [f"DSCP {i} -> TC {a} (plan {b})" for i, (a, b) in enumerate(zip(d.dscp_to_tc, e.dscp_to_tc, strict=False))  # type: ignore[attr-defined]
+    if d.dscp_to_tc != e.dscp_to_tc:
+        moved = [f"DSCP {i} -> TC {a} (plan {b})" for i, (a, b) in enumerate(zip(d.dscp_to_tc, e.dscp_to_tc, strict=False))
                  if a != b]
         out.append(("dscp_to_tc", "DSCP map: " + ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")))
-    if d.lossless != e.lossless:  # type: ignore[attr-defined]
-        out.append(("lossless", f"PFC no-drop priorities {_fmt_set(d.lossless)} (plan {_fmt_set(e.lossless)})"))  # type: ignore[attr-defined]
-    if d.ecn != e.ecn:  # type: ignore[attr-defined]
-        out.append(("ecn", f"ECN (queue, min, max, %) {list(d.ecn)} (plan {list(e.ecn)})"))  # type: ignore[attr-defined]
-    if d.strict != e.strict:  # type: ignore[attr-defined]
-        out.append(("strict", f"strict queues {_fmt_set(d.strict)} (plan {_fmt_set(e.strict)})"))  # type: ignore[attr-defined]
-    if d.weights != e.weights:  # type: ignore[attr-defined]
-        out.append(("weights", f"DWRR weights {dict(d.weights)} (plan {dict(e.weights)})"))  # type: ignore[attr-defined]
-    if d.watchdog != e.watchdog:  # type: ignore[attr-defined]
-        out.append(("watchdog", f"PFC watchdog (on, detect ms, restore ms, action) {d.watchdog} (plan {e.watchdog})"))  # type: ignore[attr-defined]
-    if d.mtu != e.mtu:  # type: ignore[attr-defined]
-        out.append(("mtu", f"MTU {d.mtu} (plan {e.mtu})"))  # type: ignore[attr-defined]
-    if d.tc_to_queue != e.tc_to_queue:  # type: ignore[attr-defined]
-        planned = dict(e.tc_to_queue)  # type: ignore[attr-defined]
+    if d.lossless != e.lossless:
+        out.append(("lossless", f"PFC no-drop priorities {_fmt_set(d.lossless)} (plan {_fmt_set(e.lossless)})"))
+    if d.no_headroom != e.no_headroom:
+        out.append(("no_headroom", f"PFC priorities without a lossless buffer (BUFFER_PG) {_fmt_set(d.no_headroom)} "
+                                   f"(plan {_fmt_set(e.no_headroom)})"))
+    if d.ecn != e.ecn:
+        out.append(("ecn", f"ECN (queue, min, max, %) {list(d.ecn)} (plan {list(e.ecn)})"))
+    if d.strict != e.strict:
+        out.append(("strict", f"strict queues {_fmt_set(d.strict)} (plan {_fmt_set(e.strict)})"))
+    if d.weights != e.weights:
+        out.append(("weights", f"DWRR weights {dict(d.weights)} (plan {dict(e.weights)})"))
+    if d.watchdog != e.watchdog:
+        out.append(("watchdog", f"PFC watchdog (on, detect ms, restore ms, action) {d.watchdog} (plan {e.watchdog})"))
+    if d.mtu != e.mtu:
+        out.append(("mtu", f"MTU {d.mtu} (plan {e.mtu})"))
+    if d.tc_to_queue != e.tc_to_queue:
+        planned = dict(e.tc_to_queue)
         # a traffic class the plan has no DSCP for is the DSCP map's difference, reported above
-        moved = [f"TC {tc} -> queue {q} (plan {planned[tc]})" for tc, q in d.tc_to_queue  # type: ignore[attr-defined]
+        moved = [f"TC {tc} -> queue {q} (plan {planned[tc]})" for tc, q in d.tc_to_queue
                  if tc in planned and planned[tc] != q]
         if moved:
             out.append(("tc_to_queue", "egress queues: " + ", ".join(moved)))
-    if d.trust != e.trust:  # type: ignore[attr-defined]
-        out.append(("trust", f"trust {d.trust} (plan {e.trust})"))  # type: ignore[attr-defined]
-    ports = _port_difference(d.ports, e.ports)  # type: ignore[attr-defined]
+    if d.trust != e.trust:
+        out.append(("trust", f"trust {d.trust} (plan {e.trust})"))
+    ports = _port_difference(d.ports, e.ports)
     if ports:
         out.append(("ports", ports))
     return out
@@ -112,8 +120,10 @@ def switch_qos_drift(ctx: LintContext) -> Iterator[Hit]:
         watchdog, MTU) and compared with the picture of what fabgen renders for
         that switch. Where QoS is bound port by port, every port is read, and a
         planned port without the switch's QoS is named: on EOS one without the
-        ``service-profile``, on SONiC one whose ``PORT_QOS_MAP`` entry is gone, a
-        queue without its WRED profile, another MTU.
+        ``service-profile`` or with a QoS line of its own that overrides it
+        (``qos trust cos``, ``no priority-flow-control``), on SONiC one whose
+        ``PORT_QOS_MAP`` entry is gone, a queue without its WRED profile, a
+        priority group moved off its lossless buffer (``BUFFER_PG``), another MTU.
 
     Why it matters:
         Hand edits on a switch survive until the next push and silently undo the

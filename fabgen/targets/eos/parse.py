@@ -10,6 +10,7 @@ many) but exact about the lines it reads: a value it cannot interpret raises
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TypedDict
@@ -78,34 +79,34 @@ def _words(node: _Node) -> list[str]:
 
 def parse_eos_interfaces(text: str) -> dict[str, EosInterface]:
     """Every ``interface`` block, in file order, with the values fabgen writes."""
-    result: dict[str, EosInterface] = {}
-    for node in _tree(text):
-        words = _words(node)
-        if len(words) != 2 or words[0] != "interface":
-            continue
-        description = mtu = speed = address = profile = None
-        routed = False
-        shutdown: bool | None = None
-        for child in node.children:
-            w = _words(child)
-            if w[0] == "description":
-                description = child.text[len("description "):]
-            elif w[0] == "mtu" and len(w) == 2:
-                mtu = int(w[1])
-            elif w[0] == "speed" and len(w) >= 2:
-                speed = " ".join(w[1:])
-            elif w == ["no", "switchport"]:
-                routed = True
-            elif w == ["shutdown"]:
-                shutdown = True
-            elif w == ["no", "shutdown"]:
-                shutdown = False
-            elif w[:2] == ["ip", "address"] and len(w) == 3:
-                address = w[2]
-            elif w[0] == "service-profile" and len(w) == 2:
-                profile = w[1]
-        result[words[1]] = EosInterface(words[1], description, mtu, speed, routed, shutdown, address, profile)
-    return result
+    return {words[1]: _interface(node) for node in _tree(text) if len(words := _words(node)) == 2
+            and words[0] == "interface"}
+
+
+def _interface(node: _Node) -> EosInterface:
+    """The values fabgen writes in one ``interface NAME`` block."""
+    description = mtu = speed = address = profile = None
+    routed = False
+    shutdown: bool | None = None
+    for child in node.children:
+        w = _words(child)
+        if w[0] == "description":
+            description = child.text[len("description "):]
+        elif w[0] == "mtu" and len(w) == 2:
+            mtu = int(w[1])
+        elif w[0] == "speed" and len(w) >= 2:
+            speed = " ".join(w[1:])
+        elif w == ["no", "switchport"]:
+            routed = True
+        elif w == ["shutdown"]:
+            shutdown = True
+        elif w == ["no", "shutdown"]:
+            shutdown = False
+        elif w[:2] == ["ip", "address"] and len(w) == 3:
+            address = w[2]
+        elif w[0] == "service-profile" and len(w) == 2:
+            profile = w[1]
+    return EosInterface(_words(node)[1], description, mtu, speed, routed, shutdown, address, profile)
 
 
 def _ms(seconds: str) -> int:
@@ -132,13 +133,19 @@ def parse_eos_qos(text: str) -> CommonQos:
 
 def parse_eos_switch(text: str) -> CommonQos:
     """:func:`parse_eos_qos` with :attr:`~fabgen.targets.qos_common.CommonQos.ports` the Ethernet interfaces that
-    carry the profile, for ``lint --deployed``: a port whose ``service-profile`` line was removed has no trust,
-    PFC or ECN of the plan's, and the picture of the others would not show it."""
+    carry the switch's picture, for ``lint --deployed``.
+
+    Why per port: a port whose ``service-profile`` line was removed has no trust, PFC or ECN of the plan's, and a
+    QoS line on the interface itself (``qos trust cos``, ``no priority-flow-control``, a ``tx-queue`` block) takes
+    that port's QoS away from its profile's; the picture of the profile alone would show neither. As with SONiC,
+    the switch's picture is the one most of its profile's ports have (the profile's own on a tie).
+    """
     nodes = _tree(text)
     dscp_to_tc = list(EOS_DEFAULT_DSCP_TO_TC)
     defaults: dict[str, str] = {}
     global_action = EOS_DEFAULT_WATCHDOG_ACTION
     profiles: dict[str, _Node] = {}
+    interfaces: list[_Node] = []
     tx_queue = list(range(8))  # EOS maps a traffic class no line maps to the tx-queue of its number
     for node in nodes:
         w = _words(node)
@@ -161,9 +168,10 @@ def parse_eos_switch(text: str) -> CommonQos:
             global_action = w[4]
         elif w[:2] == ["qos", "profile"] and len(w) == 3:
             profiles[w[2]] = node
+        elif len(w) == 2 and w[0] == "interface" and w[1].startswith("Ethernet"):
+            interfaces.append(node)
 
-    interfaces = parse_eos_interfaces(text)
-    ports = [i for i in interfaces.values() if i.name.startswith("Ethernet")]
+    ports = [_interface(node) for node in interfaces]
     used = sorted({i.service_profile for i in ports if i.service_profile})
     if len(used) > 1:
         raise ValueError(f"Ethernet interfaces carry different service profiles: {', '.join(used)}")
@@ -175,15 +183,25 @@ def parse_eos_switch(text: str) -> CommonQos:
         raise ValueError(f"cannot tell which qos profile applies (profiles: {', '.join(sorted(profiles)) or 'none'})")
     if name not in profiles:
         raise ValueError(f"service-profile {name} has no 'qos profile {name}'")
-    profile = _read_profile(profiles[name], defaults, global_action)
+    profile = _QosLines(global_action)
+    profile.read(profiles[name].children)
 
-    carrying = [i for i in ports if i.service_profile == name]
-    mtus = sorted({i.mtu for i in carrying or ports if i.mtu is not None})
+    carrying = [(i, node) for i, node in zip(ports, interfaces, strict=True) if i.service_profile == name]
+    mtus = sorted({i.mtu for i in [i for i, _ in carrying] or ports if i.mtu is not None})
     if len(mtus) > 1:
         raise ValueError(f"fabric ports disagree on the MTU: {mtus}")
-    return CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtus[0] if mtus else 0,
-                     tc_to_queue=used_queues(dscp_to_tc, tx_queue.__getitem__),
-                     ports=frozenset(i.name for i in carrying), **profile)
+    mtu, tc_to_queue = mtus[0] if mtus else 0, used_queues(dscp_to_tc, tx_queue.__getitem__)
+    own = CommonQos(dscp_to_tc=tuple(dscp_to_tc), mtu=mtu, tc_to_queue=tc_to_queue, **profile.picture(defaults))
+    pictures = {}
+    for interface, node in carrying:
+        lines = _QosLines.copy_of(profile)
+        if lines.read(node.children):  # a QoS line of the port's own: its picture is the profile's with it
+            pictures[interface.name] = replace(own, **lines.picture(defaults))
+        else:
+            pictures[interface.name] = own
+    counts = Counter(pictures.values())
+    switch = max(counts, key=lambda p: (counts[p], p == own)) if counts else own
+    return replace(switch, ports=frozenset(port for port, picture in pictures.items() if picture == switch))
 
 
 class _Profile(TypedDict):
@@ -202,63 +220,92 @@ _TRUST = {"dscp": "dscp", "cos": "pcp"}
 at all EOS's own default (``default``: fabgen always says which)."""
 
 
-def _read_profile(profile: _Node, defaults: dict[str, str], global_action: str) -> _Profile:
-    pfc_on = False
-    no_drop: set[int] = set()
-    watchdog = False
-    timer: dict[str, str] = {}
-    action = global_action
-    ecn: list[tuple[int, int, int, int]] = []
-    strict: set[int] = set()
-    weights: list[tuple[int, int]] = []
-    trust = "default"
-    for child in profile.children:
-        w = _words(child)
-        if w[:2] == ["qos", "trust"] and len(w) == 3:
-            trust = _TRUST.get(w[2], w[2])
-        elif w == ["no", "qos", "trust"]:
-            trust = "none"
-        elif w == ["priority-flow-control", "on"]:
-            pfc_on = True
-        elif w[:2] == ["priority-flow-control", "priority"] and len(w) == 4 and w[3] == "no-drop":
-            no_drop.add(int(w[2]))
-        elif w == ["priority-flow-control", "pause", "watchdog"]:
-            watchdog = True
-        elif w[:5] == ["priority-flow-control", "pause", "watchdog", "port", "timer"]:
-            timer = dict(zip(w[5::2], w[6::2], strict=False))
-        elif w[:5] == ["priority-flow-control", "pause", "watchdog", "port", "action"]:
-            action = w[5]
-        elif w[0] == "tx-queue" and len(w) == 2:
-            queue = int(w[1])
-            _read_tx_queue(queue, child, ecn, strict, weights)
-    timeout = timer.get("timeout", defaults.get("timeout"))
-    recovery = timer.get("recovery-time", defaults.get("recovery-time"))
-    if not watchdog:
-        picture = WATCHDOG_OFF
-    elif not (timeout and recovery):
-        raise ValueError("the PFC watchdog is on but its timeout or recovery-time is not configured")
-    else:
-        picture = (True, _ms(timeout), _ms(recovery), action)
-    return {
-        "lossless": frozenset(no_drop if pfc_on else ()),
-        "ecn": tuple(sorted(ecn)),
-        "strict": frozenset(strict),
-        "weights": tuple(sorted(weights)),
-        "watchdog": picture,
-        "trust": trust,
-    }
+@dataclass(slots=True)
+class _QosLines:
+    """The QoS lines read so far from a ``qos profile`` block, then from an interface that carries it.
 
+    A port's own line replaces its profile's for the same thing (a ``tx-queue N`` line, the queue's same kind of
+    line), so one state read twice, profile then interface, is the port's QoS.
+    """
 
-def _read_tx_queue(queue: int, node: _Node, ecn: list[tuple[int, int, int, int]], strict: set[int],
-                   weights: list[tuple[int, int]]) -> None:
-    for line in node.children:
-        w = _words(line)
-        if w == ["priority", "strict"]:
-            strict.add(queue)
-        elif w[:2] == ["bandwidth", "percent"] and len(w) == 3:
-            weights.append((queue, int(w[2])))
-        elif w[:3] == ["random-detect", "ecn", "minimum-threshold"]:
-            low, high = w.index("minimum-threshold"), w.index("maximum-threshold")
-            # Without max-mark-probability the line marks every packet above the maximum: read as 100 %.
-            probability = int(w[w.index("max-mark-probability") + 1]) if "max-mark-probability" in w else 100
-            ecn.append((queue, _bytes(w[low + 1], w[low + 2]), _bytes(w[high + 1], w[high + 2]), probability))
+    action: str
+    pfc_on: bool = False
+    no_drop: set[int] = field(default_factory=set)
+    watchdog: bool = False
+    timer: dict[str, str] = field(default_factory=dict)
+    trust: str = "default"
+    ecn: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    strict: set[int] = field(default_factory=set)
+    weights: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def copy_of(cls, other: _QosLines) -> _QosLines:
+        return cls(other.action, other.pfc_on, set(other.no_drop), other.watchdog, dict(other.timer), other.trust,
+                   dict(other.ecn), set(other.strict), dict(other.weights))
+
+    def read(self, lines: list[_Node]) -> bool:
+        """Apply ``lines``; True when one of them was a QoS line."""
+        seen = False
+        for child in lines:
+            w = _words(child)
+            known = True
+            if w[:2] == ["qos", "trust"] and len(w) == 3:
+                self.trust = _TRUST.get(w[2], w[2])
+            elif w == ["no", "qos", "trust"]:
+                self.trust = "none"
+            elif w == ["priority-flow-control", "on"]:
+                self.pfc_on = True
+            elif w in (["no", "priority-flow-control"], ["priority-flow-control", "off"],
+                       ["no", "priority-flow-control", "on"]):
+                self.pfc_on = False
+            elif w[:2] == ["priority-flow-control", "priority"] and len(w) == 4 and w[3] in ("no-drop", "drop"):
+                (self.no_drop.add if w[3] == "no-drop" else self.no_drop.discard)(int(w[2]))
+            elif w == ["priority-flow-control", "pause", "watchdog"]:
+                self.watchdog = True
+            elif w == ["no", "priority-flow-control", "pause", "watchdog"]:
+                self.watchdog = False
+            elif w[:5] == ["priority-flow-control", "pause", "watchdog", "port", "timer"]:
+                self.timer = dict(zip(w[5::2], w[6::2], strict=False))
+            elif w[:5] == ["priority-flow-control", "pause", "watchdog", "port", "action"]:
+                self.action = w[5]
+            elif w[0] == "tx-queue" and len(w) == 2:
+                self._tx_queue(int(w[1]), child)
+            else:
+                known = False
+            seen = seen or known
+        return seen
+
+    def _tx_queue(self, queue: int, node: _Node) -> None:
+        for line in node.children:
+            w = _words(line)
+            if w == ["priority", "strict"]:
+                self.strict.add(queue)
+            elif w == ["no", "priority"]:
+                self.strict.discard(queue)
+            elif w[:2] == ["bandwidth", "percent"] and len(w) == 3:
+                self.weights[queue] = int(w[2])
+            elif w[:3] == ["random-detect", "ecn", "minimum-threshold"]:
+                low, high = w.index("minimum-threshold"), w.index("maximum-threshold")
+                # Without max-mark-probability the line marks every packet above the maximum: read as 100 %.
+                probability = int(w[w.index("max-mark-probability") + 1]) if "max-mark-probability" in w else 100
+                self.ecn[queue] = (_bytes(w[low + 1], w[low + 2]), _bytes(w[high + 1], w[high + 2]), probability)
+            elif w[:3] == ["no", "random-detect", "ecn"]:
+                self.ecn.pop(queue, None)
+
+    def picture(self, defaults: dict[str, str]) -> _Profile:
+        timeout = self.timer.get("timeout", defaults.get("timeout"))
+        recovery = self.timer.get("recovery-time", defaults.get("recovery-time"))
+        if not self.watchdog:
+            watchdog = WATCHDOG_OFF
+        elif not (timeout and recovery):
+            raise ValueError("the PFC watchdog is on but its timeout or recovery-time is not configured")
+        else:
+            watchdog = (True, _ms(timeout), _ms(recovery), self.action)
+        return {
+            "lossless": frozenset(self.no_drop if self.pfc_on else ()),
+            "ecn": tuple(sorted((queue, *values) for queue, values in self.ecn.items())),
+            "strict": frozenset(self.strict),
+            "weights": tuple(sorted(self.weights.items())),
+            "watchdog": watchdog,
+            "trust": self.trust,
+        }

@@ -3,7 +3,8 @@
 Why: the cross-OS test and the linter compare what a switch *is told* with what
 the plan meant, without knowing SONiC's table layout. This parser follows the
 references the way orchagent does (port -> ``PORT_QOS_MAP`` -> maps; port|queue ->
-``QUEUE`` -> ``SCHEDULER`` / ``WRED_PROFILE``; port -> ``PFC_WD``), so it also reads
+``QUEUE`` -> ``SCHEDULER`` / ``WRED_PROFILE``; port|PG -> ``BUFFER_PG`` -> ``BUFFER_PROFILE``;
+port -> ``PFC_WD``), so it also reads
 a config_db.json collected from a running switch, not only fabgen's own.
 
 A picture is of one port (the QoS of a switch lives on its ports): by default the
@@ -77,6 +78,30 @@ def _queues_by_port(data: Mapping[str, Any]) -> dict[str, Queues]:
     return by_port
 
 
+def _lossless_pgs_by_port(data: Mapping[str, Any]) -> dict[str, set[int]] | None:
+    """Port -> its priority groups with lossless buffers, from one pass over ``BUFFER_PG``; None when the document
+    has no ``BUFFER_PG`` at all (a QoS-only document, which says nothing of buffers).
+
+    A PG is lossless where it has headroom: ``profile: NULL`` in the dynamic buffer model (buffermgrd sizes the
+    headroom), or a profile with an ``xoff``, the test SONiC's own buffer_pool Lua applies
+    (:attr:`~fabgen.targets.qos_common.CommonQos.no_headroom`).
+    """
+    table = _table(data, "BUFFER_PG")
+    if not table:
+        return None
+    profiles = _table(data, "BUFFER_PROFILE")
+    by_port: dict[str, set[int]] = {}
+    for key, entry in table.items():
+        name, _, index = str(key).partition("|")
+        pgs = by_port.setdefault(name, set())
+        profile = str(entry.get("profile", "")) if isinstance(entry, Mapping) else ""
+        profile = profile.removeprefix("[BUFFER_PROFILE|").removeprefix("[BUFFER_PROFILE_TABLE:").removesuffix("]")
+        body = profiles.get(profile)
+        if profile == "NULL" or (isinstance(body, Mapping) and "xoff" in body):
+            pgs.update(expand_range(index))
+    return by_port
+
+
 def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQos:
     """The QoS picture of ``port`` (default: the first QoS port) in a CONFIG_DB document.
 
@@ -84,7 +109,8 @@ def parse_sonic_qos(data: Mapping[str, Any], port: str | None = None) -> CommonQ
     """
     if port is None:
         port = _first_port(data)
-    return _picture(data, port, _queues_by_port(data).get(port, {}))
+    pgs = _lossless_pgs_by_port(data)
+    return _picture(data, port, _queues_by_port(data).get(port, {}), None if pgs is None else pgs.get(port, set()))
 
 
 def parse_sonic_switch(data: Mapping[str, Any]) -> CommonQos:
@@ -96,8 +122,9 @@ def parse_sonic_switch(data: Mapping[str, Any]) -> CommonQos:
     the first port alone would not see it. ``lint --deployed`` compares the ports with the plan's.
     """
     _first_port(data)  # no QoS port at all: refused as parse_sonic_qos refuses it
-    queues = _queues_by_port(data)
-    pictures = {port: _picture(data, port, queues.get(port, {})) for port in qos_ports(data)}
+    queues, pgs = _queues_by_port(data), _lossless_pgs_by_port(data)
+    pictures = {port: _picture(data, port, queues.get(port, {}), None if pgs is None else pgs.get(port, set()))
+                for port in qos_ports(data)}
     counts = Counter(pictures.values())  # in port order: max() keeps the first port's picture on a tie
     common = max(counts, key=counts.__getitem__)
     return replace(common, ports=frozenset(port for port, picture in pictures.items() if picture == common))
@@ -110,8 +137,8 @@ def _first_port(data: Mapping[str, Any]) -> str:
     return ports[0]
 
 
-def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
-    """The QoS picture of ``port``, its queues given."""
+def _picture(data: Mapping[str, Any], port: str, queues: Queues, lossless_pgs: set[int] | None) -> CommonQos:
+    """The QoS picture of ``port``, its queues and lossless priority groups (None: not known) given."""
     qmap = _table(data, "PORT_QOS_MAP").get(port)
     if not isinstance(qmap, Mapping):
         raise ValueError(f"port {port!r} has no PORT_QOS_MAP entry")
@@ -129,6 +156,12 @@ def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
     lossless = _bits(qmap.get("pfc_enable"))
     # Without the field, orchagent watches the PFC priorities themselves.
     watched = _bits(qmap["pfcwd_sw_enable"]) if "pfcwd_sw_enable" in qmap else lossless
+    no_headroom: frozenset[int] = frozenset()
+    if lossless_pgs is not None:
+        pg_map = _table(data, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP").get(qmap.get("pfc_to_pg_map") or "", {})
+        pg_of = pg_map if isinstance(pg_map, Mapping) else {}
+        # Without an entry, a priority's PG is the one of its number.
+        no_headroom = frozenset(p for p in lossless if int(pg_of.get(str(p), p)) not in lossless_pgs)
 
     schedulers = _table(data, "SCHEDULER")
     wred_profiles = _table(data, "WRED_PROFILE")
@@ -167,5 +200,6 @@ def _picture(data: Mapping[str, Any], port: str, queues: Queues) -> CommonQos:
         watchdog=watchdog,
         mtu=mtu,
         tc_to_queue=tc_to_queue,
-        trust="dscp" if dscp_name else "none",  # SONiC classifies by DSCP where a DSCP map is bound, else not
+        trust="dscp" if dscp_name else "none",
+        no_headroom=no_headroom,  # SONiC classifies by DSCP where a DSCP map is bound, else not
     )

@@ -225,6 +225,26 @@ def test_parse_reads_ranges_and_defaults() -> None:
     assert picture.mtu == 9100
     with pytest.raises(ValueError):
         parse_sonic_qos({})
+    assert picture.no_headroom == frozenset(), "no BUFFER_PG at all: a document that says nothing of buffers"
+
+
+def test_parse_reads_which_pfc_priorities_have_a_lossless_buffer() -> None:
+    """A PG is lossless by ``profile: NULL`` (dynamic model) or a profile with ``xoff`` (static), through the
+    port's PFC-priority-to-PG map; a lossy profile, an unknown one or no entry leaves the priority without."""
+    config = {
+        "PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "2,3,4,5", "pfc_to_pg_map": "P"}},
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {"P": {"2": "3", "3": "3", "4": "4"}},  # 5: PG 5, its number
+        "BUFFER_PROFILE": {"static": {"xoff": "30000", "pool": "ingress_lossless_pool"},
+                           "lossy": {"pool": "ingress_lossy_pool", "size": "0"}},
+        "BUFFER_PG": {"Ethernet0|3": {"profile": "NULL"}, "Ethernet0|4": {"profile": "lossy"},
+                      "Ethernet0|5-6": {"profile": "static"}},
+    }
+    assert parse_sonic_qos(config).no_headroom == {4}
+    config["BUFFER_PG"]["Ethernet0|4"] = {"profile": "[BUFFER_PROFILE|static]"}  # the older reference form
+    assert parse_sonic_qos(config).no_headroom == frozenset()
+    config["BUFFER_PG"]["Ethernet0|4"] = {"profile": "gone"}
+    del config["BUFFER_PG"]["Ethernet0|3"]
+    assert parse_sonic_qos(config).no_headroom == {2, 3, 4}
 
 
 # -- buffers (headroom against SONiC's own Lua: test_sonic_headroom.py) -------------------
