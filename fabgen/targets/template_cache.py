@@ -5,7 +5,7 @@ Why: compiling fabgen's 28 templates (lex, parse, code generation, Python's
 target's files (nccl-topo, host-boot, the NIC scripts), and every ``fabgen
 generate`` paid it again. Jinja's :class:`~jinja2.BytecodeCache` hook stores the
 compiled module code; this one stores it in :mod:`fabgen.user_cache`'s
-directory (``templates-v1/``), under its rules (0700 directory, 0600 per-user
+directory (``templates-v2/``; the number is ``SCHEMA``), under its rules (0700 directory, 0600 per-user
 secret, both the user's; atomic writes; a size bound).
 
 Never stale. An entry's name is a SHA-256 over the template's name and file
