@@ -17,7 +17,18 @@ from functools import cached_property
 
 from fabgen.lint.context import LintContext
 from fabgen.lint.finding import Hit, Severity
-from fabgen.lint.rules import capacity, drift, nccl, nccl_fabric, rails, routing, traffic, wiring
+from fabgen.lint.rules import (
+    capacity,
+    drift,
+    host_drift,
+    nccl,
+    nccl_fabric,
+    rails,
+    routing,
+    routing_drift,
+    traffic,
+    wiring,
+)
 
 SECTIONS = ("What it checks", "Why it matters", "Example", "Fix")
 """Documentation sections every rule has, in this order."""
@@ -125,6 +136,8 @@ RULES: tuple[Rule, ...] = (
     Rule("FG502", "deployed-nccl-env-drift", "error", drift.nccl_env_drift),
     Rule("FG503", "deployed-incomplete", "warning", drift.deployed_incomplete),
     Rule("FG504", "deployed-unreadable", "error", drift.deployed_unreadable),
+    Rule("FG505", "deployed-switch-routing-drift", "error", routing_drift.switch_routing_drift),
+    Rule("FG506", "deployed-host-network-drift", "error", host_drift.host_network_drift),
     Rule("FG601", "asn-collision", "error", routing.asn_collision),
     Rule("FG602", "bgp-neighbor-missing", "warning", routing.neighbor_missing),
     Rule("FG603", "maximum-paths-below-uplinks", "error", routing.maximum_paths_below_uplinks),

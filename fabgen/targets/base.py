@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from fabgen.source import SourceDoc
     from fabgen.spec import ClusterSpec
     from fabgen.targets.qos_common import CommonQos
+    from fabgen.targets.routing_common import CommonRouting
 
 Scope = Literal["cluster", "profile", "host", "switch"]
 
@@ -54,14 +55,16 @@ of the built plan, and say nothing where the plan could still differ.
 
 @dataclass(frozen=True)
 class ReadBack:
-    """How ``lint --deployed`` reads a device's deployed file back into the OS-neutral QoS picture."""
+    """How ``lint --deployed`` reads a device's deployed file back into the OS-neutral QoS and routing pictures."""
 
     os: str
     path: str
     """Relative path with ``{name}``."""
     parse: Callable[[Any], CommonQos]
     kind: Literal["text", "json"]
-    """What ``parse`` takes: the file's text, or its decoded JSON."""
+    """What ``parse`` and ``parse_routing`` take: the file's text, or its decoded JSON."""
+    parse_routing: Callable[[Any], CommonRouting]
+    """The same file's underlay (:class:`~fabgen.targets.routing_common.CommonRouting`)."""
 
 
 def every_device(device: Any) -> bool:

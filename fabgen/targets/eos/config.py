@@ -78,6 +78,7 @@ from fabgen.targets.eos.model import (
     Watchdog,
 )
 from fabgen.targets.eos.parse import parse_eos_switch
+from fabgen.targets.eos.parse_routing import parse_eos_routing
 from fabgen.targets.eos.session import TEMPLATE as SESSION_TEMPLATE
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
 from fabgen.targets.eos.slots import Vouchers
@@ -291,7 +292,7 @@ TARGET = Target(
     render=_render,
     applies=lambda switch: switch.os == "eos",
     check=check_eos_config,
-    read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_switch, "text"),
+    read_back=ReadBack("eos", "switches/{name}.cfg", parse_eos_switch, "text", parse_eos_routing),
     limits=plan_limits,
     layout_limits=ECMP.layout_problems,
 )

@@ -40,6 +40,7 @@ from fabgen.targets.nvue.parse import (
     PROFILE,
     parse_nvue_qos,
 )
+from fabgen.targets.nvue.parse_routing import parse_nvue_routing
 from fabgen.targets.nvue.patch import check_nvue_files, owned_paths, patch_path, patch_yaml, unset_lines
 from fabgen.targets.nvue.routing import forwarding_section, port_routing, routing_sections
 from fabgen.targets.nvue.routing_limits import ECMP
@@ -419,7 +420,7 @@ TARGET = Target(
     render=_render,
     applies=lambda switch: switch.os == "cumulus",
     check=check_nvue_files,
-    read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text"),
+    read_back=ReadBack("cumulus", "switches/{name}/startup.yaml", parse_nvue_qos, "text", parse_nvue_routing),
     limits=plan_limits,
     layout_limits=ECMP.layout_problems,
 )

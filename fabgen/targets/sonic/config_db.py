@@ -58,6 +58,7 @@ from fabgen.targets.base import ReadBack, RenderContext, Target
 from fabgen.targets.sonic.buffers import SwitchBuffers, switch_buffers
 from fabgen.targets.sonic.limits import plan_limits
 from fabgen.targets.sonic.parse import expand_range, parse_sonic_switch
+from fabgen.targets.sonic.parse_routing import parse_sonic_routing
 from fabgen.targets.sonic.routing import merge_tables, routing_tables
 from fabgen.targets.sonic.routing_limits import ECMP
 from fabgen.targets.sonic.sku import SKUS
@@ -468,5 +469,5 @@ TARGET = Target(
     check=validate_config_db_text,
     limits=plan_limits,
     layout_limits=ECMP.layout_problems,
-    read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_switch, "json"),
+    read_back=ReadBack("sonic", "switches/{name}/config_db.json", parse_sonic_switch, "json", parse_sonic_routing),
 )

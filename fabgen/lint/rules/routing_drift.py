@@ -1,0 +1,285 @@
+"""FG505 deployed routing drift: the underlay a switch runs against the one the plan gives it (``--deployed DIR``).
+
+A switch is compared through its routing picture
+(:class:`~fabgen.targets.routing_common.CommonRouting`), parsed from the
+deployed file and from what fabgen renders for that switch, so reordered lines
+and formatting are not drift; another ASN, a moved address or a lost BGP
+session is. A deployed file may hold anything, a secret included, and findings
+go to CI logs: a deployed value is printed only where the plan has it too (a
+swapped address, a leaf carrying a spine's ASN); any other is "another ..." or
+counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from fabgen.lint.context import LintContext, plural, preview
+from fabgen.lint.finding import Hit, Location
+from fabgen.plan.model import FabricPlan
+from fabgen.targets.routing_common import CommonRouting
+
+Path = tuple[str, ...]
+"""Regular expressions, each matched in the block of the line the one before matched (EOS, JSON and YAML nest by
+indentation): where a part of one OS's file stands."""
+
+_BGP = r"^router bgp\b"
+_ASN: tuple[Path, ...] = ((_BGP,), (r'^\s*"BGP_GLOBALS":', r'"local_asn"'), (r'^\s*"DEVICE_METADATA":', r'"bgp_asn"'),
+                          (r"\bautonomous-system:",))
+_ROUTER_ID: tuple[Path, ...] = ((_BGP, r"^\s+router-id\b"), (r'^\s*"BGP_GLOBALS":', r'"router_id"'),
+                                (r'^\s*"DEVICE_METADATA":', r'"bgp_router_id"'), (r"\brouter-id:",), *_ASN)
+_MAX_PATHS: tuple[Path, ...] = ((_BGP, r"^\s+maximum-paths\b"), (r'^\s*"BGP_GLOBALS_AF":', r'"max_ebgp_paths"'),
+                                (r"^\s+multipaths:",), *_ASN)
+_LOOPBACK: tuple[Path, ...] = ((r"^interface Loopback0\s*$", r"^\s+ip address\b"),
+                               (r'^\s*"LOOPBACK_INTERFACE":', r'"Loopback0\|'),
+                               (r"^\s+interface:", r"^\s+lo:", r"^\s+ip:", r"\baddress:"))
+_SESSIONS: tuple[Path, ...] = ((_BGP,), (r'^\s*"BGP_NEIGHBOR":',), (r"^\s+neighbor:",), *_ASN)
+_NETWORKS: tuple[Path, ...] = ((_BGP, r"^\s+address-family ipv4\s*$"), (r'^\s*"BGP_GLOBALS_AF_NETWORK":',),
+                               (r"^\s+network:",), *_ASN)
+
+
+def _port(name: str) -> tuple[Path, ...]:
+    p = re.escape(name)
+    return ((rf"^interface {p}\s*$", r"^\s+ip address\b"), (r'^\s*"INTERFACE":', rf'"{p}\|'),
+            (r'^\s*"INTERFACE":', rf'"{p}"'), (r"^\s+interface:", rf"^\s+{p}:", r"^\s+ip:", r"\baddress:"))
+
+
+def _neighbor(peer: str) -> tuple[Path, ...]:
+    a = re.escape(peer)
+    return ((_BGP, rf"^\s+neighbor {a} remote-as\b"), (_BGP, rf"^\s+neighbor {a}\s"),
+            (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"asn"'),
+            (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+remote-as:"), *_SESSIONS)
+
+
+def _network(prefix: str) -> tuple[Path, ...]:
+    n = re.escape(prefix)
+    return ((_BGP, rf"^\s+network {n}(\s|$)"), (r'^\s*"BGP_GLOBALS_AF_NETWORK":', rf'\|{n}"'),
+            (r"^\s+network:", rf'^\s+"?{n}"?:'), *_NETWORKS)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def line_of(text: str, paths: Iterable[Path]) -> int:
+    """The line of the first path that matches whole; else of the deepest part of one that matched; else 1."""
+    lines = text.splitlines()
+    best, depth = 1, 0
+    for path in paths:
+        start, end, found = 0, len(lines), 0
+        for step, pattern in enumerate(path):
+            compiled = re.compile(pattern)
+            at = next((i for i in range(start, end) if compiled.search(lines[i])), None)
+            if at is None:
+                break
+            found = at + 1
+            if step + 1 > depth:
+                best, depth = found, step + 1
+            level = _indent(lines[at])
+            start, end = at + 1, next((i for i in range(at + 1, len(lines))
+                                       if lines[i].strip() and _indent(lines[i]) <= level), len(lines))
+        else:
+            return found or best
+    return best
+
+
+@dataclass(frozen=True)
+class _Difference:
+    message: str
+    paths: tuple[Path, ...]
+    fix: str
+
+
+def _known(plan: FabricPlan) -> frozenset[str]:
+    """Every routing value the plan holds, as the pictures spell them: a deployed value among them may be shown."""
+    known: set[str] = set()
+    for switch in plan.switches:
+        known.update((switch.loopback, switch.loopback.split("/")[0]))
+        for port in switch.ports:
+            length = port.address.partition("/")[2]
+            known.update((port.address, port.address.split("/")[0], port.peer_address,
+                          f"{port.peer_address}/{length}"))
+        if switch.bgp is not None:
+            bgp = switch.bgp
+            known.update((str(bgp.asn), bgp.router_id, str(bgp.maximum_paths), *bgp.networks))
+            known.update(value for n in bgp.neighbors for value in (n.address, str(n.remote_asn)))
+    return frozenset(known)
+
+
+def _shown(value: object, known: frozenset[str], what: str) -> str:
+    """``what value`` when the plan has the value, else ``another what`` (a deployed value is not echoed)."""
+    return f"{what} {value}" if str(value) in known else f"another {what}"
+
+
+def _remote(value: str | None, known: frozenset[str]) -> str:
+    """A neighbor's deployed remote AS as it may be shown (the OS's words ``external``/``internal`` are no secret)."""
+    if value is None:
+        return "no remote-as"
+    return f"remote-as {value}" if value in known or value in ("external", "internal") else "another remote-as"
+
+
+def _values(values: Sequence[str], known: frozenset[str], one: str, many: str) -> str:
+    """The plan's values by name, the others counted."""
+    shown = [v for v in values if v in known]
+    other = len(values) - len(shown)
+    parts = [preview(shown, 4)] if shown else []
+    if other:
+        parts.append(f"{other} {one if other == 1 else many} the plan does not have")
+    return " and ".join(parts)
+
+
+def _natural(name: str) -> tuple[tuple[int, str], ...]:
+    """``Ethernet2/1`` before ``Ethernet10/1``, ``10.0.0.9`` before ``10.0.0.10``."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", name))
+
+
+def routing_differences(deployed: CommonRouting, expected: CommonRouting, known: frozenset[str],
+                        planned_ports: frozenset[str] = frozenset()) -> list[_Difference]:
+    """Each way the deployed picture differs from the planned one, with where it stands and what to do."""
+    d, e = deployed, expected
+    out: list[_Difference] = []
+    redeploy = "re-deploy fabgen's configuration, or put the change in the spec"
+    if d.asn != e.asn:
+        if d.asn is None:
+            out.append(_Difference(f"runs no BGP instance, the plan one with ASN {e.asn}", _ASN, redeploy))
+        elif e.asn is None:
+            out.append(_Difference("runs a BGP instance the plan does not give it", _ASN, redeploy))
+        else:
+            out.append(_Difference(f"BGP runs with {_shown(d.asn, known, 'ASN')}, the plan's is {e.asn}", _ASN,
+                                   f"set the local ASN to {e.asn} (re-deploy)"))
+    if d.router_id != e.router_id and e.asn is not None:
+        has = "no router-id (the OS picks one)" if d.router_id is None else _shown(d.router_id, known, "router-id")
+        want = "none" if e.router_id is None else e.router_id
+        out.append(_Difference(f"BGP has {has}, the plan's is {want}", _ROUTER_ID, redeploy))
+    if d.max_paths != e.max_paths and e.asn is not None:
+        has = "no maximum-paths (the OS default)" if d.max_paths is None else \
+            _shown(d.max_paths, known, "maximum-paths")
+        out.append(_Difference(f"BGP has {has}, the plan's is {e.max_paths}", _MAX_PATHS,
+                               f"set maximum-paths {e.max_paths}: fewer paths than uplinks leaves links idle"))
+    if d.loopback != e.loopback:
+        missing = [v for v in e.loopback if v not in d.loopback]
+        extra = [v for v in d.loopback if v not in e.loopback]
+        parts = ([f"lacks {', '.join(missing)}"] if missing else []) + \
+            ([f"carries {_values(extra, known, 'address', 'addresses')}"] if extra else [])
+        out.append(_Difference("loopback " + "; ".join(parts), _LOOPBACK, redeploy))
+    out += _address_differences(d, e, known, planned_ports)
+    out += _session_differences(d, e, known)
+    if d.networks != e.networks:
+        missing = [v for v in e.networks if v not in d.networks]
+        extra = [v for v in d.networks if v not in e.networks]
+        if missing:
+            out.append(_Difference(f"BGP does not announce {preview(missing, 4)}, which the plan does", _NETWORKS,
+                                   "announce every planned prefix: a host /31 left out is a host the fabric "
+                                   "cannot reach (re-deploy)"))
+        if extra:
+            out.append(_Difference(f"BGP announces more than the plan: {_values(extra, known, 'prefix', 'prefixes')}",
+                                   _network(extra[0]), "remove them, or put them in the spec"))
+    return out
+
+
+def _address_differences(d: CommonRouting, e: CommonRouting, known: frozenset[str],
+                         planned_ports: frozenset[str]) -> list[_Difference]:
+    have: dict[str, list[str]] = {}
+    want: dict[str, list[str]] = {}
+    for port, value in d.addresses:
+        have.setdefault(port, []).append(value)
+    for port, value in e.addresses:
+        want.setdefault(port, []).append(value)
+    out: list[_Difference] = []
+    changed = sorted((port for port in want if have.get(port) != want[port]), key=_natural)
+    if changed:
+        said = []
+        for port in changed[:4]:
+            found = have.get(port, [])
+            has = "no address" if not found else ", ".join(found) if all(v in known for v in found) else \
+                "another address"
+            said.append(f"{port} has {has} (plan {', '.join(want[port])})")
+        out.append(_Difference("fabric port addresses differ: " + _joined(said, len(changed), "more ports"),
+                               _port(changed[0]),
+                               "re-deploy fabgen's configuration: a moved /31 takes the BGP session over it down"))
+    # a port the plan leaves without an address, named only when the plan has the port (its name is then ours)
+    extra = sorted((port for port in have if port not in want), key=_natural)
+    if extra:
+        out.append(_stray(extra, planned_ports, plural(len(extra), "port") + " the plan gives no address carry one",
+                          _port(extra[0]), "remove the address, or put the port in the spec"))
+    return out
+
+
+def _joined(said: list[str], count: int, what: str = "more") -> str:
+    """The first few of ``count`` differences, then how many more."""
+    return "; ".join(said) + (f" and {count - len(said)} {what}" if count > len(said) else "")
+
+
+def _stray(extra: list[str], nameable: frozenset[str], what: str, paths: tuple[Path, ...], fix: str) -> _Difference:
+    """Deployed items the plan does not have: counted, and named only where the plan has the name too."""
+    named = [item for item in extra if item in nameable]
+    return _Difference(what + (f" ({preview(named, 4)})" if named else ""), paths, fix)
+
+
+def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[str]) -> list[_Difference]:
+    have, want = dict(d.neighbors), dict(e.neighbors)
+    out: list[_Difference] = []
+    moved = sorted((peer for peer in want if peer in have and have[peer] != want[peer]), key=_natural)
+    if moved:
+        said = [f"{peer} has {_remote(have[peer], known)} (plan {want[peer]})" for peer in moved[:4]]
+        out.append(_Difference("BGP neighbors with another remote-as: " + _joined(said, len(moved)),
+                               _neighbor(moved[0]), "set each neighbor's remote-as to the plan's (re-deploy)"))
+    missing = sorted((peer for peer in want if peer not in have), key=_natural)
+    if missing:
+        said = [f"{peer} (AS {want[peer]})" for peer in missing]
+        out.append(_Difference(f"BGP lacks {plural(len(missing), 'planned session')}: {preview(said, 4)}",
+                               _SESSIONS, "configure the planned neighbors (re-deploy)"))
+    extra = sorted((peer for peer in have if peer not in want), key=_natural)
+    if extra:
+        out.append(_stray(extra, known, plural(len(extra), "BGP neighbor") + " the plan does not have",
+                          _neighbor(extra[0]), "remove them, or plan the link in the spec"))
+    return out
+
+
+def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
+    """A deployed switch configuration's underlay routing differs from the plan.
+
+    What it checks:
+        With ``--deployed DIR``, each switch configuration found there
+        (``switches/NAME.cfg``, ``switches/NAME/config_db.json``,
+        ``switches/NAME/startup.yaml``) is read back into its routing picture
+        (local ASN, router-id, loopback and fabric port addresses, the BGP
+        sessions of the default VRF with their remote AS, maximum-paths, the
+        announced prefixes) and compared with the picture of what fabgen renders
+        for that switch. Each kind of difference is one finding, at the line that
+        holds it. A value of the deployed file the plan does not have is not
+        printed: another ASN is "another ASN", a neighbor the plan lacks is
+        counted.
+
+    Why it matters:
+        The underlay is what every RoCE flow rides on: a hand-edited remote AS
+        takes a session down, a moved /31 strands the link, a lower
+        maximum-paths leaves uplinks idle and doubles the load on the others,
+        and a prefix no longer announced makes a host unreachable. Such edits
+        survive until the next push and break what the FG6xx rules checked in
+        the plan.
+
+    Example:
+        # DIR/switches/leaf-r0-p00-01.cfg, edited on the box
+        router bgp 4200100000
+           maximum-paths 1 ecmp 1
+
+    Fix:
+        Push the generated configuration again (``fabgen generate``), or, if the
+        change was intended, put it in the spec.
+    """
+    if ctx.deployed is None or not ctx.deployed.switches:
+        return
+    known = _known(ctx.plan)
+    switches = ctx.switches
+    for switch in ctx.deployed.switches:
+        if switch.routing == switch.expected_routing:
+            continue
+        planned = switches.get(switch.name)
+        ports = frozenset(port.name for port in planned.ports) if planned is not None else frozenset()
+        for difference in routing_differences(switch.routing, switch.expected_routing, known, ports):
+            yield Hit(f"{switch.name}: {difference.message}", Location(switch.file, line_of(switch.text,
+                                                                                          difference.paths), 1),
+                      difference.fix)

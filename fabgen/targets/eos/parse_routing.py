@@ -1,0 +1,91 @@
+"""Read an EOS configuration back into the OS-neutral routing picture (:class:`CommonRouting`).
+
+Why: ``lint --deployed`` compares a collected running-config's underlay (ASN,
+router-id, addresses, BGP sessions, ECMP width, announced prefixes) with what
+fabgen renders for the switch. Like the QoS reader (``parse.py``), it skips
+lines it does not know (a running-config has many) and raises ``ValueError``
+for a line it reads but cannot interpret.
+
+Read: ``interface EthernetX`` and ``interface Loopback0`` ``ip address``
+(``secondary`` ones too), and the one ``router bgp N`` block: ``router-id``,
+``maximum-paths``, ``neighbor A remote-as N`` (a session's remote AS may come
+from its peer group: ``neighbor A peer group G`` with ``neighbor G remote-as
+N``; both spellings, ``peer group`` and ``peer-group``), ``network`` at the top
+or under ``address-family ipv4``. ``vrf`` blocks are not the underlay.
+"""
+
+from __future__ import annotations
+
+from fabgen.targets.eos.parse import INDENT
+from fabgen.targets.routing_common import CommonRouting, address, asn, is_address, picture, prefix, remote
+
+
+def parse_eos_routing(text: str) -> CommonRouting:
+    """The routing picture of an EOS configuration's text.
+
+    One pass over the lines, keeping the top-level command and the one below it a line stands under (EOS nests
+    by three spaces): at 2,048 switches the QoS reader's full line tree would cost more than the rest of the
+    check.
+    """
+    loopback: list[str] = []
+    addresses: list[tuple[str, str]] = []
+    local: int | None = None
+    router_id: str | None = None
+    max_paths: int | None = None
+    remotes: dict[str, str | None] = {}
+    groups: dict[str, str] = {}
+    """Session -> its peer group."""
+    networks: list[str] = []
+    top: list[str] = []
+    under: list[str] = []
+    for raw in text.splitlines():
+        words = raw.split()
+        if not words or words[0].startswith("!"):
+            continue
+        depth = (len(raw) - len(raw.lstrip(" "))) // INDENT
+        if depth == 0:
+            top, under = words, []
+            if words[:2] == ["router", "bgp"]:
+                if local is not None:
+                    raise ValueError("two 'router bgp' blocks (EOS runs one BGP instance)")
+                if len(words) != 3:
+                    raise ValueError("'router bgp' without one AS number")
+                local = asn(words[2], "router bgp")
+            continue
+        if depth == 1:
+            under = words
+        if len(top) == 2 and top[0] == "interface" and depth == 1 and words[:2] == ["ip", "address"] \
+                and (len(words) == 3 or (len(words) == 4 and words[3] == "secondary")):
+            if top[1] == "Loopback0":
+                loopback.append(prefix(words[2], "interface 'Loopback0'"))
+            elif top[1].startswith("Ethernet"):
+                addresses.append((top[1], prefix(words[2], f"interface {top[1]!r}")))
+        elif top[:2] != ["router", "bgp"]:
+            continue
+        elif depth == 2 and under == ["address-family", "ipv4"] and words[0] == "network" and len(words) >= 2:
+            networks.append(prefix(words[1], "address-family ipv4 network"))
+        elif depth != 1:
+            continue
+        elif words[0] == "router-id" and len(words) == 2:
+            router_id = address(words[1])
+        elif words[0] == "maximum-paths" and len(words) >= 2:
+            max_paths = int(words[1])
+        elif words[0] == "network" and len(words) >= 2:
+            networks.append(prefix(words[1], "router bgp network"))
+        elif words[0] == "neighbor" and len(words) >= 3:
+            _neighbor(words, remotes, groups)
+    sessions = {peer: value if value is not None or peer not in groups else remotes.get(groups[peer])
+                for peer, value in remotes.items() if is_address(peer)}
+    return picture(local, router_id, loopback, addresses, sessions, max_paths, networks)
+
+
+def _neighbor(words: list[str], remotes: dict[str, str | None], groups: dict[str, str]) -> None:
+    """One ``neighbor A|GROUP ...`` line of ``router bgp``: a session (A an address), its remote AS or peer group,
+    or a peer group's remote AS."""
+    name = address(words[1])
+    if is_address(name):
+        remotes.setdefault(name, None)
+    if words[2] == "remote-as" and len(words) == 4:
+        remotes[name] = remote(words[3], f"neighbor {words[1]!r} remote-as")
+    elif (words[2:4] == ["peer", "group"] and len(words) == 5) or (words[2] == "peer-group" and len(words) == 4):
+        groups[name] = words[-1]

@@ -1,0 +1,71 @@
+"""Read a Cumulus NVUE ``startup.yaml`` back into the OS-neutral routing picture (:class:`CommonRouting`).
+
+Why: ``lint --deployed`` compares a collected ``startup.yaml``'s underlay with
+what fabgen renders for the switch, without knowing NVUE's object model. The
+file is loaded as the QoS reader loads it (:func:`~fabgen.targets.nvue.parse.load_set_tree`,
+every ``- set:`` item merged), then read where ``routing.py`` writes: ``router
+bgp`` (``autonomous-system``, ``router-id``, which ``vrf default router bgp``
+may override), ``vrf default router bgp neighbor ADDR`` (``remote-as``, or
+its ``peer-group``'s), ``address-family ipv4-unicast`` (``network``,
+``multipaths ebgp``), and ``interface NAME ip address`` of ``lo`` and the
+``swp`` ports. A part of the wrong shape raises ``TypeError``/``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fabgen.targets.nvue.parse import load_set_tree
+from fabgen.targets.routing_common import CommonRouting, address, asn, picture, prefix, remote
+
+
+def _map(value: Any, what: str) -> Mapping[str, Any]:
+    """``value`` as a mapping (NVUE's ``{}`` or an absent part is an empty one); TypeError for anything else."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} is not a mapping")
+    return value
+
+
+def _at(tree: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
+    node = tree
+    for depth, key in enumerate(path):
+        node = _map(node.get(key), " ".join(path[:depth + 1]))
+    return node
+
+
+def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
+    """The routing picture of a ``startup.yaml``'s text."""
+    tree = load_set_tree(startup_yaml_text)
+    loopback: list[str] = []
+    addresses: list[tuple[str, str]] = []
+    for name, conf in _at(tree, "interface").items():
+        if name != "lo" and not name.startswith("swp"):
+            continue
+        for value in _at(_map(conf, f"interface {name!r}"), "ip", "address"):
+            if ":" in str(value):  # IPv6: not planned
+                continue
+            found = prefix(str(value), f"interface {name!r} ip address")
+            if name == "lo":
+                loopback.append(found)
+            else:
+                addresses.append((name, found))
+    bgp = {**_at(tree, "router", "bgp"), **_at(tree, "vrf", "default", "router", "bgp")}
+    groups = _map(bgp.get("peer-group"), "peer-group")
+    neighbors: dict[str, str | None] = {}
+    for key, conf in _map(bgp.get("neighbor"), "neighbor").items():
+        entry = _map(conf, f"neighbor {key!r}")
+        remote_as = entry.get("remote-as")
+        if remote_as is None and entry.get("peer-group") is not None:
+            remote_as = _map(groups.get(str(entry["peer-group"])), f"neighbor {key!r} peer-group").get("remote-as")
+        neighbors[address(str(key))] = None if remote_as is None else remote(remote_as, f"neighbor {key!r} remote-as")
+    family = _at(bgp, "address-family", "ipv4-unicast")
+    local = bgp.get("autonomous-system")
+    router_id = bgp.get("router-id")
+    paths = _at(family, "multipaths").get("ebgp")
+    networks = [prefix(str(key), "ipv4-unicast network") for key in _at(family, "network")]
+    return picture(None if local in (None, "none") else asn(local, "autonomous-system"),
+                   None if router_id in (None, "none") else address(str(router_id)), loopback, addresses,
+                   neighbors, None if paths is None else int(paths), networks)

@@ -1,0 +1,110 @@
+"""What every switch OS shares of the underlay: the OS-neutral routing picture parsed back from each output.
+
+Why: ``lint --deployed`` holds a collected switch configuration against the
+plan without knowing the OS's syntax, the way it holds QoS through
+:class:`~fabgen.targets.qos_common.CommonQos`. Each switch OS ships a reader
+from its own file to :class:`CommonRouting` (``eos/parse_routing.py``,
+``sonic/parse_routing.py``, ``nvue/parse_routing.py``); the cross-OS test
+renders one plan for EOS, SONiC and NVUE and asserts the three pictures of each
+switch are equal once port names are matched. The picture holds only what all
+three OSes write, so the plan's picture never differs by OS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+_PREFIX = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}/(?:3[0-2]|[12]?[0-9])")
+"""Canonical IPv4 forms, taken as they are: :mod:`ipaddress` costs about 10 us an address, seconds over the
+800,000 a 24k tree's pictures hold, and is asked only about anything else."""
+
+
+@dataclass(frozen=True)
+class CommonRouting:
+    asn: int | None
+    """The local ASN of the default BGP instance; None when the file runs no BGP."""
+    router_id: str | None
+    """BGP router-id as written; None when the file leaves it to the OS (which picks an address itself)."""
+    loopback: tuple[str, ...]
+    """IPv4 addresses (``a.b.c.d/len``) of the loopback the router-id comes from (EOS ``Loopback0``, SONiC
+    ``Loopback0``, NVUE ``lo``), sorted: fabgen plans one."""
+    addresses: tuple[tuple[str, str], ...]
+    """(port, ``a.b.c.d/len``) of every IPv4 address on a front-panel port, sorted. Only front-panel ports:
+    management, VLAN and port-channel addresses are no part of the planned fabric, and IPv6 is not planned."""
+    neighbors: tuple[tuple[str, str | None], ...]
+    """(peer address, remote AS) of each BGP session of the default VRF, sorted by address. The remote AS is
+    its decimal number, or the OS's word (NVUE ``external``) where one stands; None when none is configured."""
+    max_paths: int | None
+    """eBGP ECMP width (EOS ``maximum-paths``, SONiC ``max_ebgp_paths``, NVUE ``multipaths ebgp``); None when
+    the file leaves it at the OS's default."""
+    networks: tuple[str, ...] = ()
+    """Prefixes announced with ``network`` statements (IPv4 unicast), sorted: a host /31 dropped from this list
+    is a host the fabric cannot reach."""
+
+
+def prefix(text: str, what: str) -> str:
+    """``text`` as an IPv4 interface address in canonical form (``10.0.0.1/31``); ValueError when it is not.
+
+    ``what`` says where it stood (quoted names only: ``lint --deployed`` redacts quoted values the plan lacks).
+    """
+    if _PREFIX.fullmatch(text):
+        return text
+    try:
+        value = ipaddress.ip_interface(text)
+    except ValueError:
+        raise ValueError(f"{what}: {text!r} is not an address with a prefix length") from None
+    if value.version != 4 or "/" not in text:
+        raise ValueError(f"{what}: {text!r} is not an IPv4 address with a prefix length")
+    return str(value)
+
+
+def is_address(text: str) -> bool:
+    """An IP address (a BGP session's peer), not a peer group's or an interface's name."""
+    if _IPV4.fullmatch(text):
+        return True
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def address(text: str) -> str:
+    """A neighbor's key or a router-id in canonical form when it is an IP address; else as written (an
+    interface name, for an unnumbered session, is a session the plan does not have, never a parse error)."""
+    if _IPV4.fullmatch(text):
+        return text
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return text
+
+
+def asn(value: object, what: str) -> int:
+    """An ASN as asplain (``4200100000``) or asdot (``64086.59904``); ValueError for anything else."""
+    text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
+    high, dot, low = text.partition(".")
+    if dot and high.isdigit() and low.isdigit() and int(high) < 65536 and int(low) < 65536:
+        return int(high) * 65536 + int(low)
+    if text.isdigit() and 0 < int(text) < 2**32:
+        return int(text)
+    raise ValueError(f"{what}: {text!r} is not an AS number")
+
+
+def remote(value: object, what: str) -> str:
+    """A neighbor's remote AS: the decimal number, or one of the words NVUE accepts in its place."""
+    if value in ("external", "internal"):
+        return str(value)
+    return str(asn(value, what))
+
+
+def picture(asn_: int | None, router_id: str | None, loopback: list[str], addresses: list[tuple[str, str]],
+            neighbors: dict[str, str | None], max_paths: int | None, networks: list[str]) -> CommonRouting:
+    """A :class:`CommonRouting` from what a reader collected, sorted into its canonical order."""
+    return CommonRouting(asn_, router_id, tuple(sorted(loopback)), tuple(sorted(addresses)),
+                         tuple(sorted(neighbors.items(), key=lambda item: item[0])), max_paths,
+                         tuple(sorted(networks)))

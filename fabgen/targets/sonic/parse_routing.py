@@ -1,0 +1,82 @@
+"""Read a SONiC CONFIG_DB back into the OS-neutral routing picture (:class:`CommonRouting`).
+
+Why: ``lint --deployed`` compares a collected ``config_db.json``'s underlay with
+what fabgen renders for the switch, without knowing SONiC's tables. The reader
+follows the daemon that turns the tables into FRR's configuration
+(``routing.py`` explains both): with ``DEVICE_METADATA|localhost``
+``frr_mgmt_framework_config: "true"`` (what fabgen writes) frrcfgd runs
+``BGP_GLOBALS|default`` (``local_asn``, ``router_id``),
+``BGP_GLOBALS_AF|default|ipv4_unicast`` (``max_ebgp_paths``) and
+``BGP_GLOBALS_AF_NETWORK``; otherwise bgpcfgd's templates take the ASN from
+``DEVICE_METADATA.bgp_asn``, the router-id from ``bgp_router_id`` or
+``Loopback0``, and the ECMP width and announcements from the image, not from
+CONFIG_DB (read as unset). Sessions are ``BGP_NEIGHBOR`` entries of the default
+VRF (``default|ADDR``, or bgpcfgd's bare ``ADDR``) with their ``asn``;
+addresses are the ``PORT|a.b.c.d/len`` keys of ``INTERFACE`` and
+``Loopback0|...`` of ``LOOPBACK_INTERFACE``. A table or entry of the wrong shape
+raises ``TypeError``/``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fabgen.targets.routing_common import CommonRouting, address, asn, picture, prefix, remote
+
+
+def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise TypeError(f"table {name} is not a mapping of entries")
+    return value
+
+
+def _entry(table: Mapping[str, Any], name: str, key: str) -> Mapping[str, Any]:
+    value = table.get(key, {})
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} entry {key!r} is not a mapping of fields")
+    return value
+
+
+def _prefixes(data: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
+    """(interface, IPv4 prefix) of each ``IFACE|PREFIX`` key of a table; IPv6 ones are no part of the picture."""
+    out = []
+    for key in _table(data, name):
+        port, bar, value = str(key).partition("|")
+        if bar and ":" not in value:
+            out.append((port, prefix(value, f"{name} {port!r}")))
+    return out
+
+
+def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
+    """The routing picture of a decoded ``config_db.json``."""
+    if not isinstance(data, Mapping):
+        raise TypeError("config_db.json is not a mapping of tables")
+    metadata = _entry(_table(data, "DEVICE_METADATA"), "DEVICE_METADATA", "localhost")
+    loopback = [value for port, value in _prefixes(data, "LOOPBACK_INTERFACE") if port == "Loopback0"]
+    addresses = _prefixes(data, "INTERFACE")
+    neighbors: dict[str, str | None] = {}
+    for key, entry in _table(data, "BGP_NEIGHBOR").items():
+        vrf, bar, peer = str(key).rpartition("|")
+        if bar and vrf != "default":
+            continue
+        if not isinstance(entry, Mapping):
+            raise TypeError(f"BGP_NEIGHBOR entry {key!r} is not a mapping of fields")
+        neighbors[address(peer)] = remote(entry["asn"], f"BGP_NEIGHBOR {key!r} asn") if "asn" in entry else None
+    if metadata.get("frr_mgmt_framework_config") == "true":  # frrcfgd
+        bgp = _entry(_table(data, "BGP_GLOBALS"), "BGP_GLOBALS", "default")
+        af = _entry(_table(data, "BGP_GLOBALS_AF"), "BGP_GLOBALS_AF", "default|ipv4_unicast")
+        local = bgp.get("local_asn")
+        router_id = bgp.get("router_id")
+        paths = af.get("max_ebgp_paths")
+        networks = [prefix(key.split("|")[2], "BGP_GLOBALS_AF_NETWORK")
+                    for key in map(str, _table(data, "BGP_GLOBALS_AF_NETWORK"))
+                    if key.count("|") == 2 and key.startswith("default|ipv4_unicast|")]
+    else:  # bgpcfgd's templates
+        local = metadata.get("bgp_asn")
+        router_id = metadata.get("bgp_router_id") or (loopback[0].split("/")[0] if loopback else None)
+        paths, networks = None, []
+    return picture(None if local is None else asn(local, "local ASN"),
+                   None if router_id is None else address(str(router_id)), loopback, addresses, neighbors,
+                   None if paths is None else int(paths), networks)

@@ -1,0 +1,269 @@
+"""``lint --deployed`` FG505: a deployed switch's underlay (ASN, router-id, addresses, BGP sessions, ECMP width)
+against the plan, for EOS, SONiC and NVUE, and one plan's routing picture equal on all three."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lint_support import base_path, write_deployed
+
+from fabgen.lint import lint
+from fabgen.lint.config import LintConfig
+from fabgen.lint.deployed import read_deployed
+from fabgen.pipeline import load_spec, plan_fabric, render_fabric
+from fabgen.plan.model import FabricPlan
+from fabgen.targets.eos.parse_routing import parse_eos_routing
+from fabgen.targets.nvue.parse_routing import parse_nvue_routing
+from fabgen.targets.routing_common import CommonRouting
+from fabgen.targets.sonic.parse_routing import parse_sonic_routing
+from tests.helpers import edited
+
+EOS = ("lab", "leaf-r0-p00-01.cfg")
+SONIC = ("sonic-pod", "leaf-r0-p00-01/config_db.json")
+NVUE = ("cumulus-pod", "leaf-r0-p00-01/startup.yaml")
+STRANGER = "192.168.99.7"
+"""A neighbor address no example plans: it must never be printed."""
+
+
+def _site(base: str, tmp_path: Path) -> tuple[Any, FabricPlan, Path]:
+    spec = load_spec(base_path(base))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    return spec, fabric, root
+
+
+def _findings(base: str, file: str, change: Callable[[str], str], tmp_path: Path,
+              codes: tuple[str, ...] = ("FG505",)) -> tuple[list[Any], list[str]]:
+    """FG505 findings after ``change`` edited the switch's file, and the edited file's lines."""
+    spec, fabric, root = _site(base, tmp_path)
+    path = root / "switches" / file
+    text = change(path.read_text())
+    path.write_text(text)
+    return lint(spec, fabric, deployed=root, config=LintConfig(select=codes)), text.splitlines()
+
+
+def _replace(old: str, new: str) -> Callable[[str], str]:
+    def change(text: str) -> str:
+        assert old in text, f"{old!r} not in the file"
+        return text.replace(old, new, 1)
+    return change
+
+
+def _json(edit: Callable[[dict[str, Any]], None]) -> Callable[[str], str]:
+    def change(text: str) -> str:
+        data = json.loads(text)
+        edit(data)
+        return json.dumps(data, indent=4, sort_keys=True)
+    return change
+
+
+@pytest.mark.parametrize("base", ["lab", "sonic-pod", "cumulus-pod"])
+def test_a_generated_tree_has_no_routing_drift(base: str, tmp_path: Path) -> None:
+    spec, fabric, root = _site(base, tmp_path)
+    assert lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505", "FG504"))) == []
+    found = read_deployed(root, fabric)
+    assert len(found.switches) == len(fabric.switches)
+    for switch in found.switches:
+        planned = fabric.switch(switch.name)
+        assert switch.routing == switch.expected_routing
+        assert switch.routing.asn == planned.bgp.asn and switch.routing.router_id == planned.bgp.router_id
+        assert switch.routing.loopback == (planned.loopback,)
+        assert dict(switch.routing.addresses) == {p.name: p.address for p in planned.ports}
+        assert dict(switch.routing.neighbors) == {n.address: str(n.remote_asn) for n in planned.bgp.neighbors}
+        assert switch.routing.max_paths == planned.bgp.maximum_paths
+        assert set(switch.routing.networks) == set(planned.bgp.networks)
+
+
+def _drop_sonic_neighbor(data: dict[str, Any]) -> None:
+    del data["BGP_NEIGHBOR"]["default|10.20.0.66"]
+    del data["BGP_NEIGHBOR_AF"]["default|10.20.0.66|ipv4_unicast"]
+
+
+def _add_sonic_neighbor(data: dict[str, Any]) -> None:
+    data["BGP_NEIGHBOR"][f"default|{STRANGER}"] = {"admin_status": "up", "asn": "65000", "name": "x"}
+
+
+NVUE_NEIGHBOR_66 = '''              "10.30.0.66":
+                remote-as: 4200010000
+                type: "numbered"
+                description: "spine-01:swp2"
+                address-family:
+                  ipv4-unicast: {enable: "on"}
+'''
+
+CASES = [
+    # (site, change, what the message says, what the line it points at holds)
+    ("eos-remote-as", EOS, _replace("neighbor 10.10.0.34 remote-as 4200010000", "neighbor 10.10.0.34 remote-as 65001"),
+     "BGP neighbors with another remote-as: 10.10.0.34 has another remote-as (plan 4200010000)",
+     "neighbor 10.10.0.34 remote-as 65001"),
+    ("eos-removed-neighbor", EOS, lambda t: "".join(line for line in t.splitlines(keepends=True)
+                                                    if "neighbor 10.10.0.36 " not in line),
+     "BGP lacks 1 planned session: 10.10.0.36 (AS 4200010000)", "router bgp 4200100000"),
+    ("eos-extra-neighbor", EOS, _replace("   maximum-paths 4 ecmp 4\n",
+                                         f"   maximum-paths 4 ecmp 4\n   neighbor {STRANGER} remote-as 65000\n"),
+     "1 BGP neighbor the plan does not have", f"neighbor {STRANGER} remote-as 65000"),
+    ("eos-address", EOS, _replace("ip address 10.10.0.6/31", "ip address 172.16.0.6/31"),
+     "fabric port addresses differ: Ethernet4/1 has another address (plan 10.10.0.6/31)", "ip address 172.16.0.6/31"),
+    ("eos-swapped-address", EOS, _replace("ip address 10.10.0.6/31", "ip address 10.10.0.4/31"),
+     "Ethernet4/1 has 10.10.0.4/31 (plan 10.10.0.6/31)", "ip address 10.10.0.4/31"),
+    ("eos-asn", EOS, _replace("router bgp 4200100000", "router bgp 65123"),
+     "BGP runs with another ASN, the plan's is 4200100000", "router bgp 65123"),
+    ("eos-spine-asn", EOS, _replace("router bgp 4200100000", "router bgp 4200010000"),
+     "BGP runs with ASN 4200010000, the plan's is 4200100000", "router bgp 4200010000"),
+    ("eos-router-id", EOS, _replace("router-id 10.255.0.1", "router-id 10.99.0.1"),
+     "BGP has another router-id, the plan's is 10.255.0.1", "router-id 10.99.0.1"),
+    ("eos-maximum-paths", EOS, _replace("maximum-paths 4 ecmp 4", "maximum-paths 1 ecmp 1"),
+     "BGP has another maximum-paths, the plan's is 4", "maximum-paths 1 ecmp 1"),
+    ("eos-no-maximum-paths", EOS, _replace("   maximum-paths 4 ecmp 4\n", ""),
+     "BGP has no maximum-paths (the OS default), the plan's is 4", "router bgp 4200100000"),
+    ("eos-loopback", EOS, _replace("   ip address 10.255.0.1/32", "   ip address 10.255.9.9/32"),
+     "loopback lacks 10.255.0.1/32; carries 1 address the plan does not have", "ip address 10.255.9.9/32"),
+    ("eos-network", EOS, _replace("      network 10.10.0.6/31\n", ""),
+     "BGP does not announce 10.10.0.6/31, which the plan does", "address-family ipv4"),
+    ("sonic-remote-as", SONIC, _replace('"asn": "4200010000"', '"asn": "65001"'),
+     "10.20.0.64 has another remote-as (plan 4200010000)", '"asn": "65001"'),
+    ("sonic-removed-neighbor", SONIC, _json(_drop_sonic_neighbor),
+     "BGP lacks 1 planned session: 10.20.0.66 (AS 4200010000)", '"BGP_NEIGHBOR": {'),
+    ("sonic-extra-neighbor", SONIC, _json(_add_sonic_neighbor), "1 BGP neighbor the plan does not have",
+     '"asn": "65000"'),
+    ("sonic-address", SONIC, _replace('"Ethernet8|10.20.0.2/31"', '"Ethernet8|172.16.0.2/31"'),
+     "Ethernet8 has another address (plan 10.20.0.2/31)", '"Ethernet8|172.16.0.2/31"'),
+    ("sonic-asn", SONIC, _replace('"local_asn": "4200100000"', '"local_asn": "65123"'),
+     "BGP runs with another ASN, the plan's is 4200100000", '"local_asn": "65123"'),
+    ("sonic-router-id", SONIC, _replace('"router_id": "10.255.20.1"', '"router_id": "10.99.0.1"'),
+     "BGP has another router-id, the plan's is 10.255.20.1", '"router_id": "10.99.0.1"'),
+    ("sonic-maximum-paths", SONIC, _replace('"max_ebgp_paths": "4"', '"max_ebgp_paths": "1"'),
+     "BGP has another maximum-paths, the plan's is 4", '"max_ebgp_paths": "1"'),
+    ("nvue-remote-as", NVUE, _replace("remote-as: 4200010000", "remote-as: 65001"),
+     "10.30.0.64 has another remote-as (plan 4200010000)", "remote-as: 65001"),
+    ("nvue-removed-neighbor", NVUE, _replace(NVUE_NEIGHBOR_66, ""),
+     "BGP lacks 1 planned session: 10.30.0.66 (AS 4200010000)", "neighbor:"),
+    ("nvue-extra-neighbor", NVUE, _replace("            neighbor:\n",
+                                           f'            neighbor:\n              "{STRANGER}":\n'
+                                           '                remote-as: 65000\n                type: "numbered"\n'),
+     "1 BGP neighbor the plan does not have", "remote-as: 65000"),
+    ("nvue-address", NVUE, _replace('address: {"10.30.0.2/31": {}}', 'address: {"172.16.0.2/31": {}}'),
+     "swp2 has another address (plan 10.30.0.2/31)", '"172.16.0.2/31"'),
+    ("nvue-asn", NVUE, _replace("autonomous-system: 4200100000", "autonomous-system: 65123"),
+     "BGP runs with another ASN, the plan's is 4200100000", "autonomous-system: 65123"),
+    ("nvue-router-id", NVUE, _replace('router-id: "10.255.30.1"', 'router-id: "10.99.0.1"'),
+     "BGP has another router-id, the plan's is 10.255.30.1", 'router-id: "10.99.0.1"'),
+    ("nvue-maximum-paths", NVUE, _replace("multipaths: {ebgp: 6}", "multipaths: {ebgp: 1}"),
+     "BGP has another maximum-paths, the plan's is 6", "multipaths: {ebgp: 1}"),
+]
+
+
+@pytest.mark.parametrize(("site", "change", "says", "line"), [case[1:] for case in CASES],
+                         ids=[case[0] for case in CASES])
+def test_a_planted_routing_edit_is_found_at_its_line(site: tuple[str, str], change: Callable[[str], str], says: str,
+                                                     line: str, tmp_path: Path) -> None:
+    base, file = site
+    findings, lines = _findings(base, file, change, tmp_path)
+    assert len(findings) == 1, findings
+    (finding,) = findings
+    assert finding.code == "FG505" and finding.severity == "error"
+    assert finding.file.endswith(file) and finding.message.startswith("leaf-r0-p00-01: ")
+    assert says in finding.message, finding.message
+    assert "\n" not in finding.message and finding.hint
+    assert line in lines[finding.line - 1], (finding.line, lines[finding.line - 1])
+    for secret in (STRANGER, "65000", "65001", "65123", "172.16.0", "10.99.0.1", "10.255.9.9"):
+        assert secret not in finding.message, "a deployed value the plan lacks is not echoed"
+
+
+def test_an_address_on_a_port_the_plan_does_not_address_is_counted(tmp_path: Path) -> None:
+    findings, lines = _findings(*EOS, _replace("interface Loopback0\n",
+                                               "interface Ethernet30/1\n   no switchport\n   ip address 172.16.9.0/31\n"
+                                               "!\ninterface Loopback0\n"), tmp_path)
+    (finding,) = findings
+    assert "1 port the plan gives no address carry one" in finding.message
+    assert "Ethernet30/1" not in finding.message and "172.16" not in finding.message
+    assert lines[finding.line - 1] == "   ip address 172.16.9.0/31"
+
+
+def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
+    def change(text: str) -> str:
+        for old, new in (("router bgp 4200100000", "router bgp 65123"), ("maximum-paths 4 ecmp 4", "maximum-paths 2"),
+                         ("neighbor 10.10.0.34 remote-as 4200010000", "neighbor 10.10.0.34 remote-as 65001")):
+            text = text.replace(old, new)
+        return text
+    findings, _ = _findings(*EOS, change, tmp_path)
+    assert [f.line for f in findings] == sorted(f.line for f in findings)
+    assert len(findings) == 3 and {f.code for f in findings} == {"FG505"}
+    assert any("maximum-paths 2, the plan's is 4" in f.message for f in findings), "2 is the lab spines' width"
+
+
+@pytest.mark.parametrize(("site", "change"), [
+    (EOS, _replace("router bgp 4200100000", "router bgp not-a-number")),
+    (EOS, _replace("ip address 10.10.0.2/31", "ip address s3cr3t-token")),
+    (SONIC, _json(lambda data: data.update(BGP_NEIGHBOR=["not", "a", "table"]))),
+    (SONIC, _json(lambda data: data["BGP_NEIGHBOR"].update({"default|10.20.0.64": "s3cr3t-token"}))),
+    (NVUE, _replace("            neighbor:\n", "            neighbor: s3cr3t-token\n            old-neighbor:\n")),
+    (NVUE, _replace("multipaths: {ebgp: 6}", "multipaths: s3cr3t-token")),
+], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths"])
+def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
+                                                           tmp_path: Path) -> None:
+    findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))
+    assert [f.code for f in findings] == ["FG504"], findings
+    assert "s3cr3t" not in findings[0].message
+
+
+def test_readers_follow_peer_groups_and_bgpcfgd() -> None:
+    eos = parse_eos_routing("router bgp 65000.1\n   neighbor FABRIC peer group\n   neighbor FABRIC remote-as 65001\n"
+                            "   neighbor 10.0.0.1 peer group FABRIC\n   neighbor 10.0.0.3 peer-group FABRIC\n"
+                            "   vrf OTHER\n      neighbor 10.9.9.9 remote-as 1\n")
+    assert eos.asn == 65000 * 65536 + 1 and eos.neighbors == (("10.0.0.1", "65001"), ("10.0.0.3", "65001"))
+    sonic = parse_sonic_routing({"DEVICE_METADATA": {"localhost": {"bgp_asn": "65010"}},
+                                 "LOOPBACK_INTERFACE": {"Loopback0": {}, "Loopback0|10.1.0.1/32": {}},
+                                 "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "65001"}, "Vrf1|10.0.0.5": {"asn": "1"}}})
+    assert (sonic.asn, sonic.router_id, sonic.neighbors, sonic.max_paths) == (65010, "10.1.0.1",
+                                                                              (("10.0.0.1", "65001"),), None)
+    nvue = parse_nvue_routing("- set:\n    vrf:\n      default:\n        router:\n          bgp:\n"
+                              "            autonomous-system: 65020\n            peer-group:\n"
+                              "              up: {remote-as: external}\n            neighbor:\n"
+                              "              swp1: {peer-group: up, type: unnumbered}\n")
+    assert nvue.asn == 65020 and nvue.neighbors == (("swp1", "external"),) and nvue.router_id is None
+
+
+# ---- one plan, three OSes ---------------------------------------------------------------------------------------
+
+
+def _on(os_name: str) -> str:
+    def edit(data: dict[str, Any]) -> None:
+        for tier in data["fabric"]["tiers"].values():
+            tier["os"] = os_name
+            if os_name == "sonic":
+                tier["hwsku"] = "ACS-SN5600"  # the lab's Arista model is no SONiC SKU
+    return edited(edit)
+
+
+def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
+    """The picture with each port named by its place in the plan: port names are the platform's, not routing."""
+    return replace(picture, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)))
+
+
+def test_one_plan_reads_back_the_same_routing_on_every_os() -> None:
+    pictures: dict[str, dict[str, CommonRouting]] = {}
+    for os_name, target in (("eos", "eos"), ("sonic", "sonic"), ("cumulus", "nvue")):
+        fabric = plan_fabric(load_spec(_on(os_name)))
+        files = render_fabric(fabric, targets=[target])
+        parsed = {}
+        for switch in fabric.switches:
+            if os_name == "eos":
+                picture = parse_eos_routing(files[f"switches/{switch.name}.cfg"])
+            elif os_name == "sonic":
+                picture = parse_sonic_routing(json.loads(files[f"switches/{switch.name}/config_db.json"]))
+            else:
+                picture = parse_nvue_routing(files[f"switches/{switch.name}/startup.yaml"])
+            assert {port for port, _ in picture.addresses} == {p.name for p in switch.ports}, os_name
+            parsed[switch.name] = _neutral(picture, {p.name: i for i, p in enumerate(switch.ports)})
+        pictures[os_name] = parsed
+    assert pictures["eos"] == pictures["sonic"] == pictures["cumulus"]
+    leaf = pictures["eos"]["leaf-r0-p00-01"]
+    assert leaf.asn == 4200100000 and leaf.router_id == "10.255.0.1" and leaf.loopback == ("10.255.0.1/32",)
+    assert leaf.max_paths == 4 and len(leaf.neighbors) == 4 and leaf.addresses
