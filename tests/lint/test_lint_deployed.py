@@ -223,6 +223,24 @@ def test_unreadable_and_stray_files(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(("old", "new", "says"), [
+    # Decimal refuses these with an ArithmeticError, not a ValueError: it used to escape as a traceback
+    ("port timer timeout 0.2", "port timer timeout SECRET", "watchdog time '...' is not a number of seconds"),
+    ("port timer timeout 0.2", "port timer timeout Infinity", "watchdog time '...' s is not a whole number"),
+    ("port timer timeout 0.2", "port timer timeout sNaN", "watchdog time '...' is not a number of seconds"),
+    # names the reader could not agree on are quoted, so that a value the plan lacks is not echoed
+    ("   ip address 10.10.0.2/31\n   service-profile FABGEN-QOS\n",
+     "   ip address 10.10.0.2/31\n   service-profile SECRET-QOS\n", "carry different service profiles: '...', '...'"),
+])
+def test_an_eos_file_the_reader_refuses_is_a_finding_without_its_values(tmp_path: Path, old: str, new: str,
+                                                                        says: str) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    edit(root / "switches" / "leaf-r0-p00-01.cfg", old, new)
+    (finding,) = lint(spec, fabric, deployed=root)
+    assert finding.code == "FG504" and says in finding.message, finding.message
+    assert "SECRET" not in finding.message and "Infinity" not in finding.message
+
+
 def test_every_switch_os_reads_back() -> None:
     """``lint --deployed`` finds each OS's reader in the registry: no OS the spec accepts is left unread."""
     from typing import get_args

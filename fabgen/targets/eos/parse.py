@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import TypedDict
 
 from fabgen.targets.qos_common import WATCHDOG_OFF, CommonQos, used_queues
@@ -110,15 +110,18 @@ def _interface(node: _Node) -> EosInterface:
 
 
 def _ms(seconds: str) -> int:
-    value = Decimal(seconds) * 1000
-    if value != value.to_integral_value():
-        raise ValueError(f"{seconds} s is not a whole number of milliseconds")
+    try:
+        value = Decimal(seconds) * 1000
+    except InvalidOperation:  # an ArithmeticError, which a caller reading a deployed file must not meet
+        raise ValueError(f"watchdog time {seconds!r} is not a number of seconds") from None
+    if not value.is_finite() or value != value.to_integral_value():
+        raise ValueError(f"watchdog time {seconds!r} s is not a whole number of milliseconds")
     return int(value)
 
 
 def _bytes(value: str, units: str) -> int:
     if units not in UNIT_BYTES:
-        raise ValueError(f"ECN threshold in {units} cannot be converted to bytes")
+        raise ValueError(f"ECN threshold in {units!r} cannot be converted to bytes")
     return int(value) * UNIT_BYTES[units]
 
 
@@ -174,15 +177,16 @@ def parse_eos_switch(text: str) -> CommonQos:
     ports = [_interface(node) for node in interfaces]
     used = sorted({i.service_profile for i in ports if i.service_profile})
     if len(used) > 1:
-        raise ValueError(f"Ethernet interfaces carry different service profiles: {', '.join(used)}")
+        raise ValueError(f"Ethernet interfaces carry different service profiles: {', '.join(map(repr, used))}")
     if used:
         name = used[0]
     elif len(profiles) == 1:
         name = next(iter(profiles))
     else:
-        raise ValueError(f"cannot tell which qos profile applies (profiles: {', '.join(sorted(profiles)) or 'none'})")
+        raise ValueError("cannot tell which qos profile applies (profiles: "
+                         f"{', '.join(map(repr, sorted(profiles))) or 'none'})")
     if name not in profiles:
-        raise ValueError(f"service-profile {name} has no 'qos profile {name}'")
+        raise ValueError(f"service-profile {name!r} has no qos profile of that name")
     profile = _QosLines(global_action)
     profile.read(profiles[name].children)
 
