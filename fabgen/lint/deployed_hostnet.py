@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError
+from fabgen.targets.routing_common import OCTET
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
@@ -143,8 +144,7 @@ def _read_host(base: Path, name: str, planned: dict[str, str], shapes: _Shapes) 
                                tuple(s for s in expected if s.origin not in refused), tuple(problems))
 
 
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-_ADDRESS = re.compile(rf"(?<![\w.:/]){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w.:/])")
+_ADDRESS = re.compile(rf"(?<![\w.:/]){OCTET}(?:\.{OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w.:/])")
 """An IPv4 address in canonical form (as ``ipaddress`` prints it), with or without a prefix length, standing
 alone. Another spelling (``10.0.0.01``, ``/033``) is no address here: it stays in the skeleton, compared as text."""
 _UUID = re.compile(r"(?<![\w-])[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}(?![\w-])")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from fabgen.errors import printable
-from fabgen.lint.context import LintContext, preview
+from fabgen.lint.context import LintContext, natural, preview
 from fabgen.lint.finding import Hit, Location
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def _port_difference(deployed: frozenset[str] | None, expected: frozenset[str] |
     name (the plan's names), the others only counted (a deployed file's keys are not echoed)."""
     if deployed is None or expected is None or deployed == expected:
         return ""
-    missing = sorted(expected - deployed, key=_natural)
+    missing = sorted(expected - deployed, key=natural)
     extra = len(deployed - expected)
     parts = []
     if missing:
@@ -101,12 +101,6 @@ def _port_difference(deployed: frozenset[str] | None, expected: frozenset[str] |
     if extra:
         parts.append(f"{extra} port{'s' if extra > 1 else ''} the plan gives no QoS carry it")
     return "; ".join(parts)
-
-
-def _natural(name: str) -> tuple[str, int]:
-    """``Ethernet4`` before ``Ethernet12``."""
-    stem = name.rstrip("0123456789")
-    return stem, int(name[len(stem):] or -1)
 
 
 def switch_qos_drift(ctx: LintContext) -> Iterator[Hit]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from fabgen.lint.context import LintContext, plural, preview
+from fabgen.lint.context import LintContext, natural, plural, preview
 from fabgen.lint.finding import Hit, Location
 from fabgen.plan.model import FabricPlan
 from fabgen.targets.routing_common import CommonRouting
@@ -130,11 +130,6 @@ def _values(values: Sequence[str], known: frozenset[str], one: str, many: str) -
     return " and ".join(parts)
 
 
-def _natural(name: str) -> tuple[tuple[int, str], ...]:
-    """``Ethernet2/1`` before ``Ethernet10/1``, ``10.0.0.9`` before ``10.0.0.10``."""
-    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", name))
-
-
 def routing_differences(deployed: CommonRouting, expected: CommonRouting, known: frozenset[str],
                         planned_ports: frozenset[str] = frozenset()) -> list[_Difference]:
     """Each way the deployed picture differs from the planned one, with where it stands and what to do."""
@@ -188,7 +183,7 @@ def _address_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
     for port, value in e.addresses:
         want.setdefault(port, []).append(value)
     out: list[_Difference] = []
-    changed = sorted((port for port in want if have.get(port) != want[port]), key=_natural)
+    changed = sorted((port for port in want if have.get(port) != want[port]), key=natural)
     if changed:
         said = []
         for port in changed[:4]:
@@ -200,7 +195,7 @@ def _address_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
                                _port(changed[0]),
                                "re-deploy fabgen's configuration: a moved /31 takes the BGP session over it down"))
     # a port the plan leaves without an address, named only when the plan has the port (its name is then ours)
-    extra = sorted((port for port in have if port not in want), key=_natural)
+    extra = sorted((port for port in have if port not in want), key=natural)
     if extra:
         out.append(_stray(extra, planned_ports, plural(len(extra), "port") + " the plan gives no address carry one",
                           _port(extra[0]), "remove the address, or put the port in the spec"))
@@ -221,17 +216,17 @@ def _stray(extra: list[str], nameable: frozenset[str], what: str, paths: tuple[P
 def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[str]) -> list[_Difference]:
     have, want = dict(d.neighbors), dict(e.neighbors)
     out: list[_Difference] = []
-    moved = sorted((peer for peer in want if peer in have and have[peer] != want[peer]), key=_natural)
+    moved = sorted((peer for peer in want if peer in have and have[peer] != want[peer]), key=natural)
     if moved:
         said = [f"{peer} has {_remote(have[peer], known)} (plan {want[peer]})" for peer in moved[:4]]
         out.append(_Difference("BGP neighbors with another remote-as: " + _joined(said, len(moved)),
                                _neighbor(moved[0]), "set each neighbor's remote-as to the plan's (re-deploy)"))
-    missing = sorted((peer for peer in want if peer not in have), key=_natural)
+    missing = sorted((peer for peer in want if peer not in have), key=natural)
     if missing:
         said = [f"{peer} (AS {want[peer]})" for peer in missing]
         out.append(_Difference(f"BGP lacks {plural(len(missing), 'planned session')}: {preview(said, 4)}",
                                _SESSIONS, "configure the planned neighbors (re-deploy)"))
-    extra = sorted((peer for peer in have if peer not in want), key=_natural)
+    extra = sorted((peer for peer in have if peer not in want), key=natural)
     if extra:
         out.append(_stray(extra, known, plural(len(extra), "BGP neighbor") + " the plan does not have",
                           _neighbor(extra[0]), "remove them, or plan the link in the spec"))
