@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 """0..255 without leading zeros: an octet as :mod:`ipaddress` prints it."""
@@ -45,6 +45,19 @@ class CommonRouting:
     networks: tuple[str, ...] = ()
     """Prefixes announced with ``network`` statements (IPv4 unicast), sorted: a host /31 dropped from this list
     is a host the fabric cannot reach."""
+    multipath_relax: bool = False
+    """Best paths through peers of different ASNs are balanced (EOS and FRR ``bgp bestpath as-path
+    multipath-relax``, NVUE ``path-selection multipath aspath-ignore``); off is every OS's default."""
+    shutdown: tuple[str, ...] = ()
+    """Peer addresses of the sessions held administratively down (``neighbor A shutdown``, its peer group's,
+    SONiC ``admin_status: down``, NVUE ``shutdown: on``), sorted."""
+    inactive: tuple[str, ...] = ()
+    """Peer addresses of the sessions not activated for IPv4 unicast, sorted: such a session comes up and
+    exchanges no route (every OS fabgen writes for turns the default off, or needs ``activate`` per session)."""
+    ports_down: tuple[str, ...] = ()
+    """Front-panel ports the file holds administratively down (EOS ``shutdown``, SONiC ``admin_status`` other
+    than ``up``, whose default is down, NVUE ``link state down``), sorted. A port the file does not list is not
+    in it."""
 
 
 def prefix(text: str, what: str) -> str:
@@ -103,9 +116,26 @@ def remote(value: object, what: str) -> str:
     return str(asn(value, what))
 
 
+@dataclass
+class SessionState:
+    """What a reader found of the sessions' and ports' states, beside the values :func:`picture` takes."""
+
+    multipath_relax: bool = False
+    shutdown: set[str] = field(default_factory=set)
+    inactive: set[str] = field(default_factory=set)
+    ports_down: set[str] = field(default_factory=set)
+
+
 def picture(asn_: int | None, router_id: str | None, loopback: list[str], addresses: list[tuple[str, str]],
-            neighbors: dict[str, str | None], max_paths: int | None, networks: list[str]) -> CommonRouting:
-    """A :class:`CommonRouting` from what a reader collected, sorted into its canonical order."""
+            neighbors: dict[str, str | None], max_paths: int | None, networks: list[str],
+            state: SessionState | None = None) -> CommonRouting:
+    """A :class:`CommonRouting` from what a reader collected, sorted into its canonical order.
+
+    Only sessions in ``neighbors`` are kept in ``state``'s session sets (a peer group's name is no session).
+    """
+    state = state or SessionState()
     return CommonRouting(asn_, router_id, tuple(sorted(loopback)), tuple(sorted(addresses)),
                          tuple(sorted(neighbors.items(), key=lambda item: item[0])), max_paths,
-                         tuple(sorted(networks)))
+                         tuple(sorted(networks)), state.multipath_relax,
+                         tuple(sorted(state.shutdown & neighbors.keys())),
+                         tuple(sorted(state.inactive & neighbors.keys())), tuple(sorted(state.ports_down)))

@@ -156,6 +156,45 @@ CASES = [
      "BGP has another router-id, the plan's is 10.255.30.1", 'router-id: "10.99.0.1"'),
     ("nvue-maximum-paths", NVUE, _replace("multipaths: {ebgp: 6}", "multipaths: {ebgp: 1}"),
      "BGP has another maximum-paths, the plan's is 6", "multipaths: {ebgp: 1}"),
+    # states: a port or a session held down, a session that carries no IPv4, multipath relax
+    ("eos-port-shut", EOS, _replace("   description lab04:ens1np0\n   no shutdown", "   description lab04:ens1np0\n   shutdown"),
+     "1 fabric port administratively down, up in the plan: Ethernet4/1", "   shutdown"),
+    ("eos-session-shut", EOS, _replace("   neighbor 10.10.0.34 description", "   neighbor 10.10.0.34 shutdown\n"
+                                       "   neighbor 10.10.0.34 description"),
+     "1 planned BGP session administratively shut down: 10.10.0.34", "neighbor 10.10.0.34 shutdown"),
+    ("eos-group-shut", EOS, _replace("   maximum-paths 4 ecmp 4\n", "   maximum-paths 4 ecmp 4\n   neighbor SPINES peer group\n"
+                                     "   neighbor SPINES shutdown\n   neighbor 10.10.0.36 peer group SPINES\n"),
+     "administratively shut down: 10.10.0.36", "neighbor 10.10.0.36 remote-as"),
+    ("eos-not-activated", EOS, _replace("      neighbor 10.10.0.36 activate\n", ""),
+     "1 planned BGP session not activated for IPv4 unicast (up, but exchanging no route): 10.10.0.36",
+     "address-family ipv4"),
+    ("eos-deactivated", EOS, _replace("      neighbor 10.10.0.36 activate", "      no neighbor 10.10.0.36 activate"),
+     "not activated for IPv4 unicast (up, but exchanging no route): 10.10.0.36", "no neighbor 10.10.0.36 activate"),
+    ("eos-relax", EOS, _replace("   maximum-paths 4 ecmp 4\n", "   maximum-paths 4 ecmp 4\n"
+                                "   bgp bestpath as-path multipath-relax\n"),
+     "BGP multipath relax is on, the plan's is off", "bgp bestpath as-path multipath-relax"),
+    ("sonic-port-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(admin_status="down")),
+     "1 fabric port administratively down, up in the plan: Ethernet8", '"admin_status": "down"'),
+    ("sonic-port-default-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].pop("admin_status")),
+     "1 fabric port administratively down, up in the plan: Ethernet8", '"Ethernet8": {'),
+    ("sonic-session-shut", SONIC, _json(lambda d: d["BGP_NEIGHBOR"]["default|10.20.0.66"].update(admin_status="down")),
+     "1 planned BGP session administratively shut down: 10.20.0.66", '"admin_status": "down"'),
+    ("sonic-not-activated", SONIC, _json(lambda d: d["BGP_NEIGHBOR_AF"].pop("default|10.20.0.66|ipv4_unicast")),
+     "not activated for IPv4 unicast (up, but exchanging no route): 10.20.0.66", '"BGP_NEIGHBOR_AF": {'),
+    ("sonic-relax", SONIC, _replace('"load_balance_mp_relax": "false"', '"load_balance_mp_relax": "true"'),
+     "BGP multipath relax is on, the plan's is off", '"load_balance_mp_relax": "true"'),
+    ("nvue-port-down", NVUE, _replace('description: "node02:ens1np0"\n        link:\n          mtu: 9216\n'
+                                      '          speed: "400G"\n          state: {up: {}}',
+                                      'description: "node02:ens1np0"\n        link:\n          mtu: 9216\n'
+                                      '          speed: "400G"\n          state: {down: {}}'),
+     "1 fabric port administratively down, up in the plan: swp2", "state: {down: {}}"),
+    ("nvue-session-shut", NVUE, _replace('"10.30.0.66":\n', '"10.30.0.66":\n                shutdown: "on"\n'),
+     "1 planned BGP session administratively shut down: 10.30.0.66", 'shutdown: "on"'),
+    ("nvue-not-activated", NVUE, _replace('description: "spine-01:swp2"\n                address-family:\n'
+                                          '                  ipv4-unicast: {enable: "on"}',
+                                          'description: "spine-01:swp2"\n                address-family:\n'
+                                          '                  ipv4-unicast: {enable: "off"}'),
+     "not activated for IPv4 unicast (up, but exchanging no route): 10.30.0.66", 'ipv4-unicast: {enable: "off"}'),
 ]
 
 
@@ -230,11 +269,66 @@ def test_readers_follow_peer_groups_and_bgpcfgd() -> None:
     assert nvue.asn == 65020 and nvue.neighbors == (("swp1", "external"),) and nvue.router_id is None
 
 
+def test_readers_follow_state_defaults_and_peer_groups() -> None:
+    # EOS: activation is the session's own line, else its group's, else the instance default
+    eos = parse_eos_routing("interface Ethernet1/1\n   shutdown\n   no switchport\n   ip address 10.0.0.0/31\n"
+                            "interface Ethernet2/1\n   no switchport\n   ip address 10.0.0.2/31\n"
+                            "router bgp 65000\n   no bgp default ipv4-unicast\n   neighbor G peer group\n"
+                            "   neighbor G shutdown\n   neighbor 10.0.0.1 remote-as 65001\n"
+                            "   neighbor 10.0.0.3 peer group G\n   neighbor 10.0.0.3 remote-as 65001\n"
+                            "   neighbor 10.0.0.5 remote-as 65001\n   address-family ipv4\n      neighbor G activate\n"
+                            "      neighbor 10.0.0.5 activate\n")
+    assert (eos.ports_down, eos.shutdown, eos.inactive) == (("Ethernet1/1",), ("10.0.0.3",), ("10.0.0.1",))
+    default_on = parse_eos_routing("router bgp 65000\n   neighbor 10.0.0.1 remote-as 65001\n"
+                                   "   neighbor 10.0.0.3 remote-as 65001\n   address-family ipv4\n"
+                                   "      no neighbor 10.0.0.3 activate\n")
+    assert default_on.inactive == ("10.0.0.3",) and not default_on.multipath_relax
+    # SONiC: a port without admin_status is down; bgpcfgd activates every session, relaxes, and may default to down
+    bgpcfgd = parse_sonic_routing({"DEVICE_METADATA": {"localhost": {"bgp_asn": "65010", "default_bgp_status": "down"}},
+                                   "PORT": {"Ethernet0": {"lanes": "0"}, "Ethernet8": {"admin_status": "up"}},
+                                   "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "65001"},
+                                                    "10.0.0.3": {"asn": "65001", "admin_status": "up"}}})
+    assert (bgpcfgd.ports_down, bgpcfgd.shutdown, bgpcfgd.inactive, bgpcfgd.multipath_relax) == \
+        (("Ethernet0",), ("10.0.0.1",), (), True)
+    frrcfgd = parse_sonic_routing({"DEVICE_METADATA": {"localhost": {"frr_mgmt_framework_config": "true",
+                                                                     "default_bgp_status": "down"}},
+                                   "BGP_GLOBALS": {"default": {"local_asn": "65010"}},
+                                   "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65001"},
+                                                    "default|10.0.0.3": {"asn": "65001", "admin_status": "false"}},
+                                   "BGP_NEIGHBOR_AF": {"default|10.0.0.1|ipv4_unicast": {"admin_status": "true"}}})
+    assert (frrcfgd.shutdown, frrcfgd.inactive, frrcfgd.multipath_relax) == (("10.0.0.3",), ("10.0.0.3",), False)
+    # NVUE: a neighbor takes shutdown and ipv4-unicast from its peer group unless it sets its own; YAML 1.1 booleans
+    nvue = parse_nvue_routing("- set:\n    interface:\n      swp1: {link: {state: down}}\n"
+                              "      swp2: {link: {state: {up: {}}}}\n"
+                              "    vrf:\n      default:\n        router:\n          bgp:\n"
+                              "            autonomous-system: 65020\n"
+                              "            path-selection: {multipath: {aspath-ignore: on}}\n            peer-group:\n"
+                              "              up: {remote-as: external, shutdown: 'on',"
+                              " address-family: {ipv4-unicast: {enable: 'off'}}}\n            neighbor:\n"
+                              "              10.0.0.1: {peer-group: up}\n"
+                              "              10.0.0.3: {peer-group: up, shutdown: 'off',"
+                              " address-family: {ipv4-unicast: {enable: 'on'}}}\n")
+    assert (nvue.ports_down, nvue.shutdown, nvue.inactive, nvue.multipath_relax) == \
+        (("swp1",), ("10.0.0.1",), ("10.0.0.1",), True)
+
+
+def test_a_port_the_plan_shuts_left_up_is_found(tmp_path: Path) -> None:
+    spec, fabric, root = _site("lab", tmp_path)
+    path = root / "switches" / "leaf-r3-p00-01.cfg"
+    text = path.read_text()
+    assert "   description lab04:ens4np0\n   shutdown\n" in text
+    path.write_text(text.replace("   description lab04:ens4np0\n   shutdown\n", "   description lab04:ens4np0\n"))
+    (finding,) = lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",)))
+    assert "1 port up that the plan shuts (an out-of-service NIC's): Ethernet4/1" in finding.message
+    assert "nics_out_of_service" in finding.hint
+
+
 # ---- one plan, three OSes ---------------------------------------------------------------------------------------
 
 
-def _on(os_name: str) -> str:
+def _on(os_name: str, scheme: str = "rfc7938") -> str:
     def edit(data: dict[str, Any]) -> None:
+        data["fabric"].setdefault("routing", {})["asn_scheme"] = scheme
         for tier in data["fabric"]["tiers"].values():
             tier["os"] = os_name
             if os_name == "sonic":
@@ -244,13 +338,15 @@ def _on(os_name: str) -> str:
 
 def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
     """The picture with each port named by its place in the plan: port names are the platform's, not routing."""
-    return replace(picture, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)))
+    return replace(picture, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
+                   ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)))
 
 
-def test_one_plan_reads_back_the_same_routing_on_every_os() -> None:
+@pytest.mark.parametrize("scheme", ["rfc7938", "unique"])
+def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str) -> None:
     pictures: dict[str, dict[str, CommonRouting]] = {}
     for os_name, target in (("eos", "eos"), ("sonic", "sonic"), ("cumulus", "nvue")):
-        fabric = plan_fabric(load_spec(_on(os_name)))
+        fabric = plan_fabric(load_spec(_on(os_name, scheme)))
         files = render_fabric(fabric, targets=[target])
         parsed = {}
         for switch in fabric.switches:
@@ -265,5 +361,10 @@ def test_one_plan_reads_back_the_same_routing_on_every_os() -> None:
         pictures[os_name] = parsed
     assert pictures["eos"] == pictures["sonic"] == pictures["cumulus"]
     leaf = pictures["eos"]["leaf-r0-p00-01"]
-    assert leaf.asn == 4200100000 and leaf.router_id == "10.255.0.1" and leaf.loopback == ("10.255.0.1/32",)
+    assert leaf.asn == fabric.switch("leaf-r0-p00-01").bgp.asn == 4200100000
+    assert leaf.router_id == "10.255.0.1" and leaf.loopback == ("10.255.0.1/32",)
     assert leaf.max_paths == 4 and len(leaf.neighbors) == 4 and leaf.addresses
+    assert not leaf.shutdown and not leaf.inactive and not leaf.ports_down
+    # one ASN per switch: a leaf's uplinks lead to spines of different ASNs, which only multipath relax balances
+    assert leaf.multipath_relax is (scheme == "unique")
+    assert pictures["eos"]["leaf-r3-p00-01"].ports_down == ("3",), "lab04's out-of-service NIC: its port is shut"

@@ -13,7 +13,7 @@ counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fabgen.lint.context import LintContext, natural, plural, preview
@@ -51,6 +51,32 @@ def _neighbor(peer: str) -> tuple[Path, ...]:
     return ((_BGP, rf"^\s+neighbor {a} remote-as\b"), (_BGP, rf"^\s+neighbor {a}\s"),
             (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"asn"'),
             (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+remote-as:"), *_SESSIONS)
+
+
+_RELAX: tuple[Path, ...] = ((_BGP, r"^\s+bgp bestpath as-path multipath-relax\b"),
+                           (r'^\s*"BGP_GLOBALS":', r'"load_balance_mp_relax"'), (r"^\s+path-selection:",), *_ASN)
+
+
+def _port_state(name: str) -> tuple[Path, ...]:
+    p = re.escape(name)
+    return ((rf"^interface {p}\s*$", r"^\s+(no )?shutdown\s*$"), (r'^\s*"PORT":', rf'^\s*"{p}":', r'"admin_status"'),
+            (r'^\s*"PORT":', rf'^\s*"{p}":'), (r"^\s+interface:", rf"^\s+{p}:", r"^\s+link:", r"^\s+state:"),
+            *_port(name))
+
+
+def _session_state(peer: str) -> tuple[Path, ...]:
+    a = re.escape(peer)
+    return ((_BGP, rf"^\s+neighbor {a} shutdown\b"), (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"admin_status"'),
+            (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+shutdown:"), *_neighbor(peer))
+
+
+def _activation(peer: str) -> tuple[Path, ...]:
+    a = re.escape(peer)
+    return ((_BGP, r"^\s+address-family ipv4\s*$", rf"^\s+(no )?neighbor {a} activate\b"),
+            (r'^\s*"BGP_NEIGHBOR_AF":', rf'"default\|{a}\|ipv4_unicast":', r'"admin_status"'),
+            (r'^\s*"BGP_NEIGHBOR_AF":',),
+            (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+address-family:", r"ipv4-unicast"),
+            (_BGP, r"^\s+address-family ipv4\s*$"), *_neighbor(peer))
 
 
 def _network(prefix: str) -> tuple[Path, ...]:
@@ -159,8 +185,17 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         parts = ([f"lacks {', '.join(missing)}"] if missing else []) + \
             ([f"carries {_values(extra, known, 'address', 'addresses')}"] if extra else [])
         out.append(_Difference("loopback " + "; ".join(parts), _LOOPBACK, redeploy))
+    if d.multipath_relax != e.multipath_relax and e.asn is not None:
+        if e.multipath_relax:
+            out.append(_Difference("BGP multipath relax is off, the plan's is on: routes through peers of "
+                                   "different ASNs are not balanced", _RELAX,
+                                   "turn multipath relax on (re-deploy): without it one uplink carries what "
+                                   "the plan spreads over several"))
+        else:
+            out.append(_Difference("BGP multipath relax is on, the plan's is off", _RELAX, redeploy))
     out += _address_differences(d, e, known, planned_ports)
     out += _session_differences(d, e, known)
+    out += _state_differences(d, e)
     if d.networks != e.networks:
         missing = [v for v in e.networks if v not in d.networks]
         extra = [v for v in d.networks if v not in e.networks]
@@ -233,6 +268,35 @@ def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
     return out
 
 
+def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
+    """Ports and sessions in another state than the plan's: held down, left up, or carrying no IPv4.
+
+    Only ports both files address (a port either lacks is an address difference already) and planned sessions
+    (a stranger is counted by :func:`_session_differences`), so every name printed is the plan's.
+    """
+    ports = {port for port, _ in e.addresses} & {port for port, _ in d.addresses}
+    sessions = {peer for peer, _ in e.neighbors}
+    checks: tuple[tuple[set[str], tuple[str, ...], tuple[str, ...], str, str, Callable[[str], tuple[Path, ...]],
+                        str], ...] = (
+        (ports, d.ports_down, e.ports_down, "fabric port", "administratively down, up in the plan", _port_state,
+         "bring the port up (no shutdown / admin_status up / link state up): its link and the paths over it "
+         "are gone"),
+        (ports, e.ports_down, d.ports_down, "port", "up that the plan shuts (an out-of-service NIC's)", _port_state,
+         "shut the port, or take the NIC out of hosts[].nics_out_of_service"),
+        (sessions, d.shutdown, e.shutdown, "planned BGP session", "administratively shut down", _session_state,
+         "remove the shutdown (re-deploy): a shut session takes every path over its link away"),
+        (sessions, d.inactive, e.inactive,
+         "planned BGP session", "not activated for IPv4 unicast (up, but exchanging no route)", _activation,
+         "activate each session for IPv4 unicast (re-deploy)"),
+    )
+    out: list[_Difference] = []
+    for scope, found, planned, what, state, paths, fix in checks:
+        names = sorted((scope & set(found)) - set(planned), key=natural)
+        if names:
+            out.append(_Difference(f"{plural(len(names), what)} {state}: {preview(names, 4)}", paths(names[0]), fix))
+    return out
+
+
 def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
     """A deployed switch configuration's underlay routing differs from the plan.
 
@@ -242,7 +306,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         ``switches/NAME/startup.yaml``) is read back into its routing picture
         (local ASN, router-id, loopback and fabric port addresses, the BGP
         sessions of the default VRF with their remote AS, maximum-paths, the
-        announced prefixes) and compared with the picture of what fabgen renders
+        announced prefixes, multipath relax, which sessions are shut or not
+        activated for IPv4, and which fabric ports are administratively down)
+        and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not
         printed: another ASN is "another ASN", a neighbor the plan lacks is
@@ -252,9 +318,12 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         The underlay is what every RoCE flow rides on: a hand-edited remote AS
         takes a session down, a moved /31 strands the link, a lower
         maximum-paths leaves uplinks idle and doubles the load on the others,
-        and a prefix no longer announced makes a host unreachable. Such edits
-        survive until the next push and break what the FG6xx rules checked in
-        the plan.
+        and a prefix no longer announced makes a host unreachable. A port or
+        session left shut after maintenance, or a session that comes up without
+        IPv4 activated, looks healthy in a summary and carries nothing; without
+        multipath relax, uplinks to spines of different ASNs are not balanced.
+        Such edits survive until the next push and break what the FG6xx rules
+        checked in the plan.
 
     Example:
         # DIR/switches/leaf-r0-p00-01.cfg, edited on the box

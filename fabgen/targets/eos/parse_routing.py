@@ -12,12 +12,27 @@ Read: ``interface EthernetX`` and ``interface Loopback0`` ``ip address``
 from its peer group: ``neighbor A peer group G`` with ``neighbor G remote-as
 N``; both spellings, ``peer group`` and ``peer-group``), ``network`` at the top
 or under ``address-family ipv4``. ``vrf`` blocks are not the underlay.
+
+States: an Ethernet port's ``shutdown`` (EOS's default is up); ``neighbor A
+shutdown`` (or its peer group's); ``bgp bestpath as-path multipath-relax``; and
+whether a session is activated for IPv4: ``neighbor A activate`` or ``no
+neighbor A activate`` under ``address-family ipv4`` (or its peer group's), else
+the instance's default, which ``no bgp default ipv4-unicast`` turns off.
 """
 
 from __future__ import annotations
 
 from fabgen.targets.eos.parse import INDENT
-from fabgen.targets.routing_common import CommonRouting, address, asn, is_address, picture, prefix, remote
+from fabgen.targets.routing_common import (
+    CommonRouting,
+    SessionState,
+    address,
+    asn,
+    is_address,
+    picture,
+    prefix,
+    remote,
+)
 
 
 def parse_eos_routing(text: str) -> CommonRouting:
@@ -36,6 +51,12 @@ def parse_eos_routing(text: str) -> CommonRouting:
     groups: dict[str, str] = {}
     """Session -> its peer group."""
     networks: list[str] = []
+    state = SessionState()
+    shut: set[str] = set()
+    """Sessions and peer groups with ``neighbor X shutdown``."""
+    activated: dict[str, bool] = {}
+    """Session or peer group -> ``activate`` (True) or ``no ... activate`` (False) under ``address-family ipv4``."""
+    default_ipv4 = True
     top: list[str] = []
     under: list[str] = []
     for raw in text.splitlines():
@@ -60,12 +81,24 @@ def parse_eos_routing(text: str) -> CommonRouting:
                 loopback.append(prefix(words[2], "interface 'Loopback0'"))
             elif top[1].startswith("Ethernet"):
                 addresses.append((top[1], prefix(words[2], f"interface {top[1]!r}")))
+        elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1 \
+                and words in (["shutdown"], ["no", "shutdown"]):
+            (state.ports_down.add if words == ["shutdown"] else state.ports_down.discard)(top[1])
         elif top[:2] != ["router", "bgp"]:
             continue
         elif depth == 2 and under == ["address-family", "ipv4"] and words[0] == "network" and len(words) >= 2:
             networks.append(prefix(words[1], "address-family ipv4 network"))
+        elif depth == 2 and under == ["address-family", "ipv4"] and len(words) in (3, 4) \
+                and words[-1] == "activate" and words[-3] == "neighbor":
+            activated[address(words[-2])] = len(words) == 3
         elif depth != 1:
             continue
+        elif words == ["no", "bgp", "default", "ipv4-unicast"]:
+            default_ipv4 = False
+        elif words == ["bgp", "bestpath", "as-path", "multipath-relax"]:
+            state.multipath_relax = True
+        elif words[0] == "neighbor" and len(words) >= 3 and words[2] == "shutdown":
+            shut.add(address(words[1]))
         elif words[0] == "router-id" and len(words) == 2:
             router_id = address(words[1])
         elif words[0] == "maximum-paths" and len(words) >= 2:
@@ -76,7 +109,13 @@ def parse_eos_routing(text: str) -> CommonRouting:
             _neighbor(words, remotes, groups)
     sessions = {peer: value if value is not None or peer not in groups else remotes.get(groups[peer])
                 for peer, value in remotes.items() if is_address(peer)}
-    return picture(local, router_id, loopback, addresses, sessions, max_paths, networks)
+    for peer in sessions:
+        group = groups.get(peer)
+        if peer in shut or group in shut:
+            state.shutdown.add(peer)
+        if not activated.get(peer, activated.get(group, default_ipv4) if group else default_ipv4):
+            state.inactive.add(peer)
+    return picture(local, router_id, loopback, addresses, sessions, max_paths, networks, state)
 
 
 def _neighbor(words: list[str], remotes: dict[str, str | None], groups: dict[str, str]) -> None:

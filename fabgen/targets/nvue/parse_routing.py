@@ -9,6 +9,11 @@ may override), ``vrf default router bgp neighbor ADDR`` (``remote-as``, or
 its ``peer-group``'s), ``address-family ipv4-unicast`` (``network``,
 ``multipaths ebgp``), and ``interface NAME ip address`` of ``lo`` and the
 ``swp`` ports. A part of the wrong shape raises ``TypeError``/``ValueError``.
+
+States: a ``swp`` port with ``link state down``; a neighbor with ``shutdown:
+on`` (or its peer group's); a neighbor whose ``address-family ipv4-unicast
+enable`` is ``off`` (its own, else its peer group's; NVUE's default is on); and
+``path-selection multipath aspath-ignore: on`` for multipath relax.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabgen.targets.nvue.parse import load_set_tree
-from fabgen.targets.routing_common import CommonRouting, address, asn, picture, prefix, remote
+from fabgen.targets.routing_common import CommonRouting, SessionState, address, asn, picture, prefix, remote
 
 
 def _map(value: Any, what: str) -> Mapping[str, Any]:
@@ -41,10 +46,14 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
     tree = load_set_tree(startup_yaml_text)
     loopback: list[str] = []
     addresses: list[tuple[str, str]] = []
+    state = SessionState()
     for name, conf in _at(tree, "interface").items():
         if name != "lo" and not name.startswith("swp"):
             continue
-        for value in _at(_map(conf, f"interface {name!r}"), "ip", "address"):
+        port = _map(conf, f"interface {name!r}")
+        if name != "lo" and _down(_at(port, "link").get("state")):
+            state.ports_down.add(name)
+        for value in _at(port, "ip", "address"):
             if ":" in str(value):  # IPv6: not planned
                 continue
             found = prefix(str(value), f"interface {name!r} ip address")
@@ -57,15 +66,36 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
     neighbors: dict[str, str | None] = {}
     for key, conf in _map(bgp.get("neighbor"), "neighbor").items():
         entry = _map(conf, f"neighbor {key!r}")
+        group = _map(groups.get(str(entry["peer-group"])), f"neighbor {key!r} peer-group") \
+            if entry.get("peer-group") is not None else {}
         remote_as = entry.get("remote-as")
-        if remote_as is None and entry.get("peer-group") is not None:
-            remote_as = _map(groups.get(str(entry["peer-group"])), f"neighbor {key!r} peer-group").get("remote-as")
-        neighbors[address(str(key))] = None if remote_as is None else remote(remote_as, f"neighbor {key!r} remote-as")
+        if remote_as is None:
+            remote_as = group.get("remote-as")
+        session = address(str(key))
+        neighbors[session] = None if remote_as is None else remote(remote_as, f"neighbor {key!r} remote-as")
+        if _on(entry.get("shutdown", group.get("shutdown"))):
+            state.shutdown.add(session)
+        enable = _at(entry, "address-family", "ipv4-unicast").get("enable")
+        if enable is None:
+            enable = _at(group, "address-family", "ipv4-unicast").get("enable")
+        if _on(enable) is False:
+            state.inactive.add(session)
     family = _at(bgp, "address-family", "ipv4-unicast")
+    state.multipath_relax = _on(_at(bgp, "path-selection", "multipath").get("aspath-ignore")) is True
     local = bgp.get("autonomous-system")
     router_id = bgp.get("router-id")
     paths = _at(family, "multipaths").get("ebgp")
     networks = [prefix(str(key), "ipv4-unicast network") for key in _at(family, "network")]
     return picture(None if local in (None, "none") else asn(local, "autonomous-system"),
                    None if router_id in (None, "none") else address(str(router_id)), loopback, addresses,
-                   neighbors, None if paths is None else int(paths), networks)
+                   neighbors, None if paths is None else int(paths), networks, state)
+
+
+def _on(value: Any) -> bool | None:
+    """NVUE's ``on``/``off`` (a YAML 1.1 reader's booleans too); None when unset or anything else."""
+    return {"on": True, "off": False, True: True, False: False}.get(value) if isinstance(value, str | bool) else None
+
+
+def _down(value: Any) -> bool:
+    """NVUE's ``link state``: ``{down: {}}`` as ``nv config`` saves it, or the plain word."""
+    return value == "down" or (isinstance(value, Mapping) and "down" in value)

@@ -15,6 +15,15 @@ VRF (``default|ADDR``, or bgpcfgd's bare ``ADDR``) with their ``asn``;
 addresses are the ``PORT|a.b.c.d/len`` keys of ``INTERFACE`` and
 ``Loopback0|...`` of ``LOOPBACK_INTERFACE``. A table or entry of the wrong shape
 raises ``TypeError``/``ValueError``.
+
+States, as the daemons apply them: a ``PORT`` whose ``admin_status`` is not
+``up`` is down (``sonic-port.yang``'s default); a ``BGP_NEIGHBOR`` with
+``admin_status`` ``down`` (or ``false``) is shut, and under bgpcfgd so is one
+without it when ``DEVICE_METADATA.default_bgp_status`` is ``down``. frrcfgd turns
+``bgp default ipv4-unicast`` off, so a session exchanges IPv4 routes only with
+``BGP_NEIGHBOR_AF|default|ADDR|ipv4_unicast`` ``admin_status: up``, and relaxes
+multipath with ``BGP_GLOBALS.load_balance_mp_relax: "true"``; bgpcfgd's
+templates activate every session and take relax from the image (on).
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fabgen.targets.routing_common import CommonRouting, address, asn, picture, prefix, remote
+from fabgen.targets.routing_common import CommonRouting, SessionState, address, asn, picture, prefix, remote
 
 
 def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -56,6 +65,11 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     metadata = _entry(_table(data, "DEVICE_METADATA"), "DEVICE_METADATA", "localhost")
     loopback = [value for port, value in _prefixes(data, "LOOPBACK_INTERFACE") if port == "Loopback0"]
     addresses = _prefixes(data, "INTERFACE")
+    frrcfgd = metadata.get("frr_mgmt_framework_config") == "true"
+    ports = _table(data, "PORT")
+    state = SessionState(ports_down={str(port) for port in ports if _entry(ports, "PORT", port).get("admin_status")
+                                     != "up"})
+    default_status = "up" if frrcfgd else metadata.get("default_bgp_status", "up")
     neighbors: dict[str, str | None] = {}
     for key, entry in _table(data, "BGP_NEIGHBOR").items():
         vrf, bar, peer = str(key).rpartition("|")
@@ -63,13 +77,21 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
             continue
         if not isinstance(entry, Mapping):
             raise TypeError(f"BGP_NEIGHBOR entry {key!r} is not a mapping of fields")
-        neighbors[address(peer)] = remote(entry["asn"], f"BGP_NEIGHBOR {key!r} asn") if "asn" in entry else None
-    if metadata.get("frr_mgmt_framework_config") == "true":  # frrcfgd
+        session = address(peer)
+        neighbors[session] = remote(entry["asn"], f"BGP_NEIGHBOR {key!r} asn") if "asn" in entry else None
+        if entry.get("admin_status", default_status) in ("down", "false"):
+            state.shutdown.add(session)
+        if frrcfgd:
+            family = _entry(_table(data, "BGP_NEIGHBOR_AF"), "BGP_NEIGHBOR_AF", f"default|{peer}|ipv4_unicast")
+            if family.get("admin_status") not in ("up", "true"):
+                state.inactive.add(session)
+    if frrcfgd:
         bgp = _entry(_table(data, "BGP_GLOBALS"), "BGP_GLOBALS", "default")
         af = _entry(_table(data, "BGP_GLOBALS_AF"), "BGP_GLOBALS_AF", "default|ipv4_unicast")
         local = bgp.get("local_asn")
         router_id = bgp.get("router_id")
         paths = af.get("max_ebgp_paths")
+        state.multipath_relax = bgp.get("load_balance_mp_relax") == "true"
         networks = [prefix(key.split("|")[2], "BGP_GLOBALS_AF_NETWORK")
                     for key in map(str, _table(data, "BGP_GLOBALS_AF_NETWORK"))
                     if key.count("|") == 2 and key.startswith("default|ipv4_unicast|")]
@@ -77,6 +99,7 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
         local = metadata.get("bgp_asn")
         router_id = metadata.get("bgp_router_id") or (loopback[0].split("/")[0] if loopback else None)
         paths, networks = None, []
+        state.multipath_relax = True  # constants.yml: bgp.multipath_relax.enabled
     return picture(None if local is None else asn(local, "local ASN"),
                    None if router_id is None else address(str(router_id)), loopback, addresses, neighbors,
-                   None if paths is None else int(paths), networks)
+                   None if paths is None else int(paths), networks, state)
