@@ -155,6 +155,28 @@ def test_planted_keyfile_edits(tmp_path: Path) -> None:
                for _, _, m in found)
 
 
+def test_ipv6_link_local_on_a_backend_nic_is_found(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    lab01 = root / "hosts" / "lab01" / "netplan.yaml"
+    text = lab01.read_text()
+    lab01.write_text(text.replace("      link-local: []\n", "      link-local: [ipv6]\n", 1))
+    (found,) = fg506(spec, fabric, root)
+    assert found == ("hosts/lab01/netplan.yaml", line_of(lab01, "link-local: [ipv6]"),
+                     "lab01: ens1np0 has IPv6 link-local addressing on (plan off)")
+    # netplan's default, when the key is gone, is link-local IPv6 on too
+    lab01.write_text(text.replace("      link-local: []\n", "", 1))
+    (found,) = fg506(spec, fabric, root)
+    assert found[2] == "lab01: ens1np0 has IPv6 link-local addressing on (plan off)"
+    assert found[1] == line_of(lab01, '"ens1np0":')
+
+    spec, fabric, root = site("cumulus-pod", tmp_path / "nm")
+    ens1 = root / "hosts" / "node02" / "nm" / "fabgen-ens1np0.nmconnection"
+    edit(ens1, "[ipv6]\nmethod=disabled\n", "[ipv6]\nmethod=link-local\n")
+    (found,) = fg506(spec, fabric, root)
+    assert found == ("hosts/node02/nm/fabgen-ens1np0.nmconnection", line_of(ens1, "method=link-local"),
+                     "node02: ens1np0 has IPv6 link-local addressing on (plan off)")
+
+
 def test_a_symlinked_netplan_file_is_refused_not_followed(tmp_path: Path) -> None:
     spec, fabric, root = site("lab", tmp_path)
     secret = tmp_path / "secret.yaml"

@@ -39,7 +39,8 @@ def host_network_drift(ctx: LintContext) -> Iterator[Hit]:
         ``hosts/NAME/nm/fabgen-NETDEV.nmconnection`` keyfiles, for a profile that
         uses NetworkManager) is read as netplan (resp. NetworkManager) reads it and
         compared with what fabgen renders for that host, interface by interface:
-        MTU, addresses, routes (to, via, from, table, scope, on-link, metric) and
+        MTU, IPv6 link-local addressing, addresses, routes (to, via, from,
+        table, scope, on-link, metric) and
         routing-policy rules (from, to, table, priority). A planned interface that
         is not configured is named; interfaces the plan does not have are counted.
         Order, comments and quoting do not matter; a file that cannot be read is
@@ -111,6 +112,11 @@ def _interface(who: str, deployed: DeployedInterface, expected: NetdevSetup, kno
         has = "no MTU" if setup.mtu is None else _shown("MTU", setup.mtu, known)
         plan = "none" if expected.mtu is None else str(expected.mtu)
         yield Hit(f"{who} has {has} (plan {plan})", _at(deployed, ("mtu", 0)), _HINT)
+    if setup.link_local != expected.link_local:
+        yield Hit(f"{who} has IPv6 link-local addressing {_on(setup.link_local)} (plan {_on(expected.link_local)})",
+                  _at(deployed, ("link-local", 0)),
+                  "the plan keeps backend NICs IPv4-only (netplan link-local: [], NetworkManager [ipv6] "
+                  "method=disabled): re-install the generated files")
     missing = [a for a in expected.addresses if a not in setup.addresses]
     extra = [(i, a) for i, a in enumerate(setup.addresses) if a not in expected.addresses]
     for address in missing:
@@ -168,6 +174,10 @@ def _change(name: str, value: object, planned: object, known: set[str]) -> str:
     if isinstance(value, bool):
         return f"{name} {_word(value)} (plan {plan})"
     return f"no {name} (plan {plan})" if value is None else f"{_shown(name, value, known)} (plan {plan})"
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "off"
 
 
 def _word(value: object) -> str:

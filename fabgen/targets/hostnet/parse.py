@@ -275,8 +275,8 @@ def netplan_lines(text: str) -> dict[str, Lines]:
         lines: Lines = {("", 0): key.start_mark.line + 1}
         if isinstance(eth, MappingNode):
             for part, node in eth.value:
-                if part.value == "mtu":
-                    lines[("mtu", 0)] = part.start_mark.line + 1
+                if part.value in ("mtu", "link-local"):
+                    lines[(str(part.value), 0)] = part.start_mark.line + 1
                 elif part.value in _PARTS and isinstance(node, SequenceNode):
                     for index, item in enumerate(node.value):
                         lines[(str(part.value), index)] = item.start_mark.line + 1
@@ -293,7 +293,8 @@ def _child(node: Node | None, name: str) -> Node | None:
 
 
 def keyfile_lines(text: str) -> Lines:
-    """The lines of a keyfile :func:`parse_keyfile_setup` accepted: its ``interface-name``, ``[ethernet] mtu``, and
+    """The lines of a keyfile :func:`parse_keyfile_setup` accepted: its ``interface-name``, ``[ethernet] mtu``,
+    ``[ipv6] method``, and
     the ``addressN``, ``routeN`` and ``routing-ruleN`` keys in the order the parser takes them."""
     section = ""
     keys: dict[tuple[str, str], int] = {}
@@ -303,8 +304,9 @@ def keyfile_lines(text: str) -> Lines:
         elif line and not line.startswith("#"):
             keys.setdefault((section, line.partition("=")[0].strip()), number)
     lines: Lines = {("", 0): keys.get(("connection", "interface-name"), 1)}
-    if ("ethernet", "mtu") in keys:
-        lines[("mtu", 0)] = keys[("ethernet", "mtu")]
+    for part, where in (("mtu", ("ethernet", "mtu")), ("link-local", ("ipv6", "method"))):
+        if where in keys:
+            lines[(part, 0)] = keys[where]
     ipv4 = sorted((key for sec, key in keys if sec == "ipv4"), key=_numbered)
     for part, pattern in zip(_PARTS, (_KEYFILE_ADDRESS, _KEYFILE_ROUTE, _KEYFILE_RULE), strict=True):
         for index, key in enumerate(k for k in ipv4 if pattern.match(k)):
