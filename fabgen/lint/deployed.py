@@ -15,6 +15,7 @@ Layout read::
     DIR/hosts/NAME/nccl.env         systemd EnvironmentFile
     DIR/hosts/NAME/netplan.yaml     netplan v2, or nm/fabgen-NETDEV.nmconnection keyfiles
                                     (:mod:`fabgen.lint.deployed_hostnet`)
+    DIR/hosts/NAME/roce-nic.conf    the NIC plan roce-nic.sh applies (:mod:`fabgen.lint.deployed_nic`)
     DIR/switches/NAME.cfg           EOS
     DIR/switches/NAME/config_db.json  SONiC
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
@@ -42,6 +43,7 @@ from fabgen.errors import FabgenError, Problem
 
 if TYPE_CHECKING:
     from fabgen.lint.deployed_hostnet import DeployedHostNetwork
+    from fabgen.lint.deployed_nic import DeployedNicPlan
     from fabgen.plan.model import FabricPlan, Switch
     from fabgen.targets.base import ReadBack, Target
     from fabgen.targets.qos_common import CommonQos
@@ -90,6 +92,8 @@ class Deployed:
     """What could not be checked in this fabgen (no parser for an OS), for the operator."""
     host_networks: tuple[DeployedHostNetwork, ...] = ()
     """Each collected host's netplan or keyfiles with the parse of fabgen's render (FG506)."""
+    nic_plans: tuple[DeployedNicPlan, ...] = ()
+    """Each collected ``roce-nic.conf`` that is not fabgen's text, with both parses (FG507)."""
 
 
 def _read(path: Path, base: Path) -> str:
@@ -251,11 +255,14 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
                 unknown.append(f"switches/{entry.name}")
 
     from fabgen.lint.deployed_hostnet import read_host_networks
+    from fabgen.lint.deployed_nic import NIC_PLAN, read_nic_plans
 
     host_networks = read_host_networks(base, plan)
-    collected = set(hosts) | {network.host for network in host_networks}
+    nic_plans = read_nic_plans(base, plan)
+    collected = set(hosts) | {network.host for network in host_networks} | {
+        host.name for host in plan.hosts if os.path.lexists(base / "hosts" / host.name / NIC_PLAN)}
     missing = sorted(host_names - collected) if (base / "hosts").is_dir() else []
     if (base / "switches").is_dir():
         missing += sorted(switch_names - seen_switches)
     return Deployed(str(base), hosts, tuple(switches), tuple(missing), tuple(unknown), tuple(unreadable),
-                    tuple(notes), host_networks=host_networks)
+                    tuple(notes), host_networks=host_networks, nic_plans=nic_plans)

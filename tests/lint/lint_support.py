@@ -24,7 +24,7 @@ Evidence:
 * ``wiring``: a directory under ``tests/data/lint/wiring/``, or ``plan-csv`` (the
   plan's own ``cabling.csv``), optionally edited with ``wiring_replace``;
 * ``deployed: plan``: a tree with every host's ``nccl.conf`` and host network
-  files (netplan or keyfiles) and the switch configurations fabgen renders, then ``deployed_replace: {relpath: [[old, new]]}``
+  files (netplan or keyfiles), its ``roce-nic.conf``, and the switch configurations fabgen renders, then ``deployed_replace: {relpath: [[old, new]]}``
   and ``deployed_delete: [relpath]``.
 
 An expectation is ``[code, line, col]`` in the spec, or ``[code, "where:relpath",
@@ -183,8 +183,8 @@ def _edit(path: Path, edits: list[list[str]]) -> None:
 
 
 def write_deployed(fabric: Any, root: Path) -> None:
-    """What a site runs when it runs exactly the plan: nccl.conf and host network files per host, and switch
-    configs fabgen renders."""
+    """What a site runs when it runs exactly the plan: nccl.conf, host network files and the NIC plan per host,
+    and switch configs fabgen renders."""
     from fabgen.targets.nccl.conf import format_nccl_conf
     from fabgen.targets.registry import target_names
     from fabgen.targets.render import render_files
@@ -201,9 +201,10 @@ def write_deployed(fabric: Any, root: Path) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
     (root / "switches").mkdir(exist_ok=True)
-    hostnet, _ = render_files(fabric, ["host-net"])  # each host's netplan.yaml or NetworkManager keyfiles
+    # each host's netplan.yaml or NetworkManager keyfiles, and its NIC plan (roce-nic.conf)
+    hostnet, _ = render_files(fabric, ["host-net", "nic-qos"])
     for rel, text in hostnet.items():
-        if rel.endswith(("/netplan.yaml", ".nmconnection")):
+        if rel.endswith(("/netplan.yaml", ".nmconnection", "/roce-nic.conf")):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
 
