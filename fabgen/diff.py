@@ -10,11 +10,12 @@ and the owning target's scope, so no target name is hard-coded here.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from fabgen.natural import natural_key
 
 if TYPE_CHECKING:
     from fabgen.plan import FabricPlan
@@ -83,11 +84,6 @@ class SpecDiff:
         }
 
 
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    """``leaf-2`` before ``leaf-10``: numbers compare as numbers."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
-
-
 def _text_diff(path: str, before: str | None, after: str | None) -> FileChange:
     old = before.splitlines(keepends=True) if before is not None else []
     new = after.splitlines(keepends=True) if after is not None else []
@@ -128,7 +124,7 @@ def diff_specs(
         target, device = new_owners.get(path) or old_owners[path]
         kind = scope.get(target, "cluster")
         grouped.setdefault((kind, device), []).append(_text_diff(path, before, after))
-    ordered = sorted(grouped.items(), key=lambda item: (_KIND_ORDER.get(item[0][0], 9), _natural(item[0][1])))
+    ordered = sorted(grouped.items(), key=lambda item: (_KIND_ORDER.get(item[0][0], 9), natural_key(item[0][1])))
     return SpecDiff(tuple(DeviceChange(device, kind, tuple(files))  # type: ignore[arg-type]
                           for (kind, device), files in ordered))
 

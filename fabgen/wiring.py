@@ -68,6 +68,7 @@ from fabgen.bounded import (
     walk_files,
 )
 from fabgen.errors import FabgenError, Problem
+from fabgen.natural import natural_key
 from fabgen.wiring_netbox import is_netbox_cable_header, netbox_cable_rows
 
 __all__ = [
@@ -195,11 +196,6 @@ class _Lines:
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self._starts, offset)
-
-
-def _natural(text: str) -> tuple[Any, ...]:
-    """Sort key that puts ``swp2`` before ``swp10``; digit runs sit at odd indexes."""
-    return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split(r"([0-9]+)", text)))
 
 
 def device_name_from_path(path: Path) -> str | None:
@@ -755,10 +751,10 @@ def _rank(link: ObservedLink) -> tuple[bool, str, int]:
 
 def _order(link: ObservedLink) -> tuple[Any, ...]:
     return (
-        _natural(link.local_device),
-        _natural(link.local_port),
-        _natural(link.remote_device),
-        _natural(link.remote_port),
+        natural_key(link.local_device),
+        natural_key(link.local_port),
+        natural_key(link.remote_device),
+        natural_key(link.remote_port),
         link.source,
         link.line,
     )

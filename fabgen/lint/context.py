@@ -8,7 +8,6 @@ plan even on a 3,072-host fabric.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,11 +31,6 @@ def preview(names: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(names[:limit])
     rest = len(names) - limit
     return f"{shown} and {rest} more" if rest > 0 else shown
-
-
-def natural(name: str) -> tuple[tuple[int, str], ...]:
-    """``Ethernet2/1`` before ``Ethernet10/1``, ``10.0.0.9`` before ``10.0.0.10``: numbers compare as numbers."""
-    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", name))
 
 
 def plural(count: int, word: str) -> str:

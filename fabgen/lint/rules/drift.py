@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from fabgen.errors import printable
-from fabgen.lint.context import LintContext, natural, preview
+from fabgen.lint.context import LintContext, preview
 from fabgen.lint.finding import Hit, Location
+from fabgen.natural import natural_key
 
 if TYPE_CHECKING:
     from fabgen.targets.qos_common import CommonQos
@@ -92,7 +93,7 @@ def _port_difference(deployed: frozenset[str] | None, expected: frozenset[str] |
     name (the plan's names), the others only counted (a deployed file's keys are not echoed)."""
     if deployed is None or expected is None or deployed == expected:
         return ""
-    missing = sorted(expected - deployed, key=natural)
+    missing = sorted(expected - deployed, key=natural_key)
     extra = len(deployed - expected)
     parts = []
     if missing:

@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from fabgen.lint.context import LintContext, natural, plural, preview
+from fabgen.lint.context import LintContext, plural, preview
 from fabgen.lint.finding import Hit, Location
+from fabgen.natural import natural_key
 from fabgen.plan.model import FabricPlan
 from fabgen.targets.routing_common import CommonRouting
 
@@ -218,7 +219,7 @@ def _address_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
     for port, value in e.addresses:
         want.setdefault(port, []).append(value)
     out: list[_Difference] = []
-    changed = sorted((port for port in want if have.get(port) != want[port]), key=natural)
+    changed = sorted((port for port in want if have.get(port) != want[port]), key=natural_key)
     if changed:
         said = []
         for port in changed[:4]:
@@ -230,7 +231,7 @@ def _address_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
                                _port(changed[0]),
                                "re-deploy fabgen's configuration: a moved /31 takes the BGP session over it down"))
     # a port the plan leaves without an address, named only when the plan has the port (its name is then ours)
-    extra = sorted((port for port in have if port not in want), key=natural)
+    extra = sorted((port for port in have if port not in want), key=natural_key)
     if extra:
         out.append(_stray(extra, planned_ports, plural(len(extra), "port") + " the plan gives no address carry one",
                           _port(extra[0]), "remove the address, or put the port in the spec"))
@@ -251,17 +252,17 @@ def _stray(extra: list[str], nameable: frozenset[str], what: str, paths: tuple[P
 def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[str]) -> list[_Difference]:
     have, want = dict(d.neighbors), dict(e.neighbors)
     out: list[_Difference] = []
-    moved = sorted((peer for peer in want if peer in have and have[peer] != want[peer]), key=natural)
+    moved = sorted((peer for peer in want if peer in have and have[peer] != want[peer]), key=natural_key)
     if moved:
         said = [f"{peer} has {_remote(have[peer], known)} (plan {want[peer]})" for peer in moved[:4]]
         out.append(_Difference("BGP neighbors with another remote-as: " + _joined(said, len(moved)),
                                _neighbor(moved[0]), "set each neighbor's remote-as to the plan's (re-deploy)"))
-    missing = sorted((peer for peer in want if peer not in have), key=natural)
+    missing = sorted((peer for peer in want if peer not in have), key=natural_key)
     if missing:
         said = [f"{peer} (AS {want[peer]})" for peer in missing]
         out.append(_Difference(f"BGP lacks {plural(len(missing), 'planned session')}: {preview(said, 4)}",
                                _SESSIONS, "configure the planned neighbors (re-deploy)"))
-    extra = sorted((peer for peer in have if peer not in want), key=natural)
+    extra = sorted((peer for peer in have if peer not in want), key=natural_key)
     if extra:
         out.append(_stray(extra, known, plural(len(extra), "BGP neighbor") + " the plan does not have",
                           _neighbor(extra[0]), "remove them, or plan the link in the spec"))
@@ -291,7 +292,7 @@ def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
     )
     out: list[_Difference] = []
     for scope, found, planned, what, state, paths, fix in checks:
-        names = sorted((scope & set(found)) - set(planned), key=natural)
+        names = sorted((scope & set(found)) - set(planned), key=natural_key)
         if names:
             out.append(_Difference(f"{plural(len(names), what)} {state}: {preview(names, 4)}", paths(names[0]), fix))
     return out

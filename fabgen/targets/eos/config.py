@@ -53,6 +53,7 @@ from decimal import Decimal
 
 from jinja2 import Environment
 
+from fabgen.natural import natural_key
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent, WatchdogIntent
 from fabgen.platforms import features, management_port
@@ -84,7 +85,7 @@ from fabgen.targets.eos.session import config_body, render_session_parts, resets
 from fabgen.targets.eos.slots import Vouchers
 from fabgen.targets.eos.text import EOS_MAX_MTU as EOS_MAX_MTU
 from fabgen.targets.eos.text import SAFE_TEXT as SAFE_TEXT
-from fabgen.targets.eos.text import by_address, config_text, eos_mtu, natural_key
+from fabgen.targets.eos.text import by_address, config_text, eos_mtu
 from fabgen.targets.eos.values import PlanValues
 
 TEMPLATE = "eos/switch.cfg.j2"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Sequence
-from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from fabgen.natural import natural_key
 from fabgen.targets.eos.shape import IP
 from fabgen.targets.eos.syntax import MAX_DESCRIPTION
 from fabgen.targets.memo import remember_all
@@ -124,15 +124,6 @@ def prefixes(tokens: Sequence[str]) -> bool:
 def eos_mtu(mtu: int) -> int:
     """The IP MTU EOS is given for a plan MTU."""
     return min(mtu, EOS_MAX_MTU)
-
-
-@lru_cache(maxsize=1 << 16)
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """``Ethernet2/1`` before ``Ethernet10/1``: numbers compare as numbers.
-
-    Memoised: every switch of a tier has the same port names.
-    """
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
 
 
 def by_address(neighbors: tuple[BgpNeighbor, ...]) -> list[BgpNeighbor]:

@@ -24,10 +24,11 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from fabgen.natural import natural_key
 from fabgen.plan import FabricPlan, Switch
 from fabgen.plan.model import QosIntent
 from fabgen.targets.eos.headroom import MmuProfile, mmu_profile
-from fabgen.targets.eos.text import by_address, config_text, config_texts, eos_mtu, natural_key
+from fabgen.targets.eos.text import by_address, config_text, config_texts, eos_mtu
 
 _NAME = attrgetter("name")
 _SPEED = attrgetter("speed")
@@ -68,7 +69,7 @@ class PlanValues:
         return held[1]
 
     def _port_layout(self, switch: Switch, names: tuple[str, ...]) -> tuple[list[int], int]:
-        """Indices of ``switch.ports`` in :func:`~fabgen.targets.eos.config.natural_key` order, and a token for
+        """Indices of ``switch.ports`` in :func:`~fabgen.natural.natural_key` order, and a token for
         what of them steers the template (each port's name, speed, number of lanes and shutdown, in that order;
         :func:`~fabgen.targets.eos.limits.interface_speed` reads only how many lanes a port has).
 

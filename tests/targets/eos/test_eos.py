@@ -24,6 +24,7 @@ import fabgen.pipeline as pipeline
 import fabgen.targets.eos.config as eos
 from fabgen._resources import resource_dir
 from fabgen.errors import SpecError
+from fabgen.natural import natural_key
 from fabgen.plan import FabricPlan
 from fabgen.targets.environment import environment
 from fabgen.targets.eos.parse import EOS_DEFAULT_DSCP_TO_TC, parse_eos_interfaces, parse_eos_qos
@@ -503,7 +504,8 @@ def test_render_is_deterministic(name: str) -> None:
 def test_units() -> None:
     assert [eos.seconds(ms) for ms in (200, 10, 5, 1000, 60000, 15)] == ["0.2", "0.01", "0.005", "1", "60", "0.015"]
     assert eos.eos_mtu(9216) == 9214 and eos.eos_mtu(9000) == 9000
-    assert eos.natural_key("Ethernet2/1") < eos.natural_key("Ethernet10/1")
+    assert natural_key("Ethernet2/1") < natural_key("Ethernet10/1") < natural_key("Ethernet10/1/2")
+    assert natural_key("10.0.0.9") < natural_key("10.0.0.10") and natural_key("1a") < natural_key("a1")
 
 
 def test_templates_are_one_per_feature() -> None:

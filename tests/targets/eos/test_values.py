@@ -23,13 +23,14 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 import fabgen.pipeline as pipeline
+from fabgen.natural import natural_key
 from fabgen.plan import FabricPlan
 from fabgen.plan.model import BgpNeighbor
 from fabgen.targets.environment import environment
 from fabgen.targets.eos.config import TEMPLATE, eos_config, render_eos
 from fabgen.targets.eos.fill import slotted
 from fabgen.targets.eos.session import config_body, render_session_parts, resets, session_name, session_path
-from fabgen.targets.eos.text import by_address, config_text, config_texts, natural_key
+from fabgen.targets.eos.text import by_address, config_text, config_texts
 from fabgen.targets.eos.values import PlanValues
 
 LAB = EXAMPLES / "lab" / "spec.yaml"
