@@ -294,3 +294,36 @@ def test_a_generated_tree_is_read_through_the_profiles_shared_pair(tmp_path: Pat
          str(root / "hosts" / "lab04" / "nccl.env"), env_line),
         ("FG502", "profile lab-node: nccl.conf has another NCCL_IB_TC, the plan NCCL_IB_TC=106", str(shared), line),
     ]
+
+
+def test_a_file_that_is_fabgens_text_is_not_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each switch's render is parsed for the plan's pictures; a deployed file with the same bytes takes those,
+    and only an edited one is parsed (twice the cost at 2,048 switches otherwise)."""
+    from dataclasses import replace
+
+    import fabgen.targets.registry as registry
+
+    parsed: list[str] = []
+    rows = registry.read_backs()
+
+    def counting() -> dict[str, object]:
+        def wrap(os_name: str, parse: object) -> object:
+            def counted(data: object) -> object:
+                parsed.append(os_name)
+                return parse(data)  # type: ignore[operator]
+            return counted
+        return {os_name: (target, replace(row, parse_routing=wrap(os_name, row.parse_routing)))
+                for os_name, (target, row) in rows.items()}
+
+    monkeypatch.setattr(registry, "read_backs", counting)
+    fabric = plan_fabric(load_spec(base_path("lab")))
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    found = read_deployed(root, fabric)
+    assert len(found.switches) == 6 and len(parsed) == 6, "the plan's renders only"
+    assert all(s.routing == s.expected_routing and s.qos == s.expected for s in found.switches)
+    cfg = root / "switches" / "leaf-r0-p00-01.cfg"
+    cfg.write_text(cfg.read_text() + "! collected by hand\n")
+    parsed.clear()
+    found = read_deployed(root, fabric)
+    assert len(parsed) == 7 and all(s.routing == s.expected_routing for s in found.switches)
