@@ -54,6 +54,10 @@ class CommonRouting:
     inactive: tuple[str, ...] = ()
     """Peer addresses of the sessions not activated for IPv4 unicast, sorted: such a session comes up and
     exchanges no route (every OS fabgen writes for turns the default off, or needs ``activate`` per session)."""
+    speeds: tuple[tuple[str, int], ...] = ()
+    """(port, Mb/s) of every front-panel port the file gives a fixed speed (EOS ``speed 400g-8``, SONiC
+    ``speed: "400000"``, NVUE ``link speed 400G``), sorted; a port at ``auto`` or without a speed is not in it.
+    EOS's lane count (``-8``) is no part of it: the other OSes derive it from the port."""
     ports_down: tuple[str, ...] = ()
     """Front-panel ports the file holds administratively down (EOS ``shutdown``, SONiC ``admin_status`` other
     than ``up``, whose default is down, NVUE ``link state down``), sorted. A port the file does not list is not
@@ -124,6 +128,22 @@ class SessionState:
     shutdown: set[str] = field(default_factory=set)
     inactive: set[str] = field(default_factory=set)
     ports_down: set[str] = field(default_factory=set)
+    speeds: dict[str, int] = field(default_factory=dict)
+
+
+_GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-[1-8]|full)?")
+"""A speed in Gb/s as EOS (``400g-8``, ``100gfull``) and NVUE (``400G``) write it."""
+
+
+def mbps(text: str, what: str) -> int | None:
+    """A speed written in Gb/s, in Mb/s (SONiC's unit); None for ``auto``; ValueError for anything else (``what``
+    says where, quoted names only)."""
+    match = _GBPS.fullmatch(text)
+    if match is not None:
+        return int(match.group(1)) * 1000
+    if text == "auto":
+        return None
+    raise ValueError(f"{what}: {text!r} is not a speed")
 
 
 def picture(asn_: int | None, router_id: str | None, loopback: list[str], addresses: list[tuple[str, str]],
@@ -138,4 +158,5 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted(neighbors.items(), key=lambda item: item[0])), max_paths,
                          tuple(sorted(networks)), state.multipath_relax,
                          tuple(sorted(state.shutdown & neighbors.keys())),
-                         tuple(sorted(state.inactive & neighbors.keys())), tuple(sorted(state.ports_down)))
+                         tuple(sorted(state.inactive & neighbors.keys())), tuple(sorted(state.speeds.items())),
+                         tuple(sorted(state.ports_down)))

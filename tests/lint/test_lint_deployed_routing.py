@@ -173,6 +173,18 @@ CASES = [
     ("eos-relax", EOS, _replace("   maximum-paths 4 ecmp 4\n", "   maximum-paths 4 ecmp 4\n"
                                 "   bgp bestpath as-path multipath-relax\n"),
      "BGP multipath relax is on, the plan's is off", "bgp bestpath as-path multipath-relax"),
+    ("eos-speed", EOS, _replace("   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed 400g-8",
+                                "   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed 200g-4"),
+     "fabric ports at another speed: Ethernet4/1 200G (plan 400G)", "speed 200g-4"),
+    ("eos-speed-auto", EOS, _replace("   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed 400g-8",
+                                     "   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed auto"),
+     "fabric ports at another speed: Ethernet4/1 auto or unset (plan 400G)", "speed auto"),
+    ("sonic-speed", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="100000")),
+     "fabric ports at another speed: Ethernet8 100G (plan 400G)", '"speed": "100000"'),
+    ("nvue-speed", NVUE, _replace('description: "node02:ens1np0"\n        link:\n          mtu: 9216\n'
+                                  '          speed: "400G"', 'description: "node02:ens1np0"\n        link:\n'
+                                  '          mtu: 9216\n          speed: "200G"'),
+     "fabric ports at another speed: swp2 200G (plan 400G)", 'speed: "200G"'),
     ("sonic-port-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(admin_status="down")),
      "1 fabric port administratively down, up in the plan: Ethernet8", '"admin_status": "down"'),
     ("sonic-port-default-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].pop("admin_status")),
@@ -244,7 +256,11 @@ def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
     (SONIC, _json(lambda data: data["BGP_NEIGHBOR"].update({"default|10.20.0.64": "s3cr3t-token"}))),
     (NVUE, _replace("            neighbor:\n", "            neighbor: s3cr3t-token\n            old-neighbor:\n")),
     (NVUE, _replace("multipaths: {ebgp: 6}", "multipaths: s3cr3t-token")),
-], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths"])
+    (EOS, _replace("speed 400g-8", "speed s3cr3t-token")),
+    (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="s3cr3t-token"))),
+    (NVUE, _replace('speed: "400G"', 'speed: "s3cr3t-token"')),
+], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths", "eos-speed",
+        "sonic-speed", "nvue-speed"])
 def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
                                                            tmp_path: Path) -> None:
     findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))
@@ -279,6 +295,9 @@ def test_readers_follow_state_defaults_and_peer_groups() -> None:
                             "   neighbor 10.0.0.5 remote-as 65001\n   address-family ipv4\n      neighbor G activate\n"
                             "      neighbor 10.0.0.5 activate\n")
     assert (eos.ports_down, eos.shutdown, eos.inactive) == (("Ethernet1/1",), ("10.0.0.3",), ("10.0.0.1",))
+    speeds = parse_eos_routing("interface Ethernet1/1\n   speed forced 100gfull\ninterface Ethernet2/1\n   speed 400g\n"
+                               "   speed auto\ninterface Ethernet3/1\n   speed 800g-8\n")
+    assert speeds.speeds == (("Ethernet1/1", 100_000), ("Ethernet3/1", 800_000))
     default_on = parse_eos_routing("router bgp 65000\n   neighbor 10.0.0.1 remote-as 65001\n"
                                    "   neighbor 10.0.0.3 remote-as 65001\n   address-family ipv4\n"
                                    "      no neighbor 10.0.0.3 activate\n")
@@ -339,7 +358,8 @@ def _on(os_name: str, scheme: str = "rfc7938") -> str:
 def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
     """The picture with each port named by its place in the plan: port names are the platform's, not routing."""
     return replace(picture, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
-                   ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)))
+                   ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)),
+                   speeds=tuple(sorted((str(ports[port]), mbps) for port, mbps in picture.speeds)))
 
 
 @pytest.mark.parametrize("scheme", ["rfc7938", "unique"])
@@ -365,6 +385,7 @@ def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str) -> None:
     assert leaf.router_id == "10.255.0.1" and leaf.loopback == ("10.255.0.1/32",)
     assert leaf.max_paths == 4 and len(leaf.neighbors) == 4 and leaf.addresses
     assert not leaf.shutdown and not leaf.inactive and not leaf.ports_down
+    assert dict(leaf.speeds) == {str(i): 400_000 for i in range(8)}, "four host ports and four uplinks at 400G"
     # one ASN per switch: a leaf's uplinks lead to spines of different ASNs, which only multipath relax balances
     assert leaf.multipath_relax is (scheme == "unique")
     assert pictures["eos"]["leaf-r3-p00-01"].ports_down == ("3",), "lab04's out-of-service NIC: its port is shut"

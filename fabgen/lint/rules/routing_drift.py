@@ -65,6 +65,12 @@ def _port_state(name: str) -> tuple[Path, ...]:
             *_port(name))
 
 
+def _port_speed(name: str) -> tuple[Path, ...]:
+    p = re.escape(name)
+    return ((rf"^interface {p}\s*$", r"^\s+speed\b"), (r'^\s*"PORT":', rf'^\s*"{p}":', r'"speed"'),
+            (r"^\s+interface:", rf"^\s+{p}:", r"^\s+link:", r"^\s+speed:"), *_port_state(name))
+
+
 def _session_state(peer: str) -> tuple[Path, ...]:
     a = re.escape(peer)
     return ((_BGP, rf"^\s+neighbor {a} shutdown\b"), (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"admin_status"'),
@@ -195,6 +201,7 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         else:
             out.append(_Difference("BGP multipath relax is on, the plan's is off", _RELAX, redeploy))
     out += _address_differences(d, e, known, planned_ports)
+    out += _speed_differences(d, e)
     out += _session_differences(d, e, known)
     out += _state_differences(d, e)
     if d.networks != e.networks:
@@ -269,6 +276,23 @@ def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
     return out
 
 
+def _speed_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
+    """Ports both files address whose fixed speed is not the plan's: the link cannot come up at two speeds."""
+    have, want = dict(d.speeds), dict(e.speeds)
+    both = {port for port, _ in e.addresses} & {port for port, _ in d.addresses}
+    changed = sorted((port for port in both if port in want and have.get(port) != want[port]), key=natural_key)
+    if not changed:
+        return []
+    said = [f"{port} {_speed(have.get(port))} (plan {_speed(want[port])})" for port in changed[:4]]
+    return [_Difference("fabric ports at another speed: " + _joined(said, len(changed), "more ports"),
+                        _port_speed(changed[0]),
+                        "set the planned speed (re-deploy): the peer runs the plan's, so the link stays down")]
+
+
+def _speed(mbps: int | None) -> str:
+    return "auto or unset" if mbps is None else f"{mbps / 1000:g}G"
+
+
 def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
     """Ports and sessions in another state than the plan's: held down, left up, or carrying no IPv4.
 
@@ -308,7 +332,7 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         (local ASN, router-id, loopback and fabric port addresses, the BGP
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
-        activated for IPv4, and which fabric ports are administratively down)
+        activated for IPv4, and each fabric port's speed and admin state)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not

@@ -13,7 +13,8 @@ from its peer group: ``neighbor A peer group G`` with ``neighbor G remote-as
 N``; both spellings, ``peer group`` and ``peer-group``), ``network`` at the top
 or under ``address-family ipv4``. ``vrf`` blocks are not the underlay.
 
-States: an Ethernet port's ``shutdown`` (EOS's default is up); ``neighbor A
+States: an Ethernet port's ``shutdown`` (EOS's default is up) and ``speed``
+(``forced`` or not; ``auto`` is none); ``neighbor A
 shutdown`` (or its peer group's); ``bgp bestpath as-path multipath-relax``; and
 whether a session is activated for IPv4: ``neighbor A activate`` or ``no
 neighbor A activate`` under ``address-family ipv4`` (or its peer group's), else
@@ -29,6 +30,7 @@ from fabgen.targets.routing_common import (
     address,
     asn,
     is_address,
+    mbps,
     picture,
     prefix,
     remote,
@@ -84,6 +86,14 @@ def parse_eos_routing(text: str) -> CommonRouting:
         elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1 \
                 and words in (["shutdown"], ["no", "shutdown"]):
             (state.ports_down.add if words == ["shutdown"] else state.ports_down.discard)(top[1])
+        elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1 \
+                and words[0] == "speed" and len(words) >= 2:
+            speed = mbps(words[2] if words[1] == "forced" and len(words) > 2 else words[1],
+                         f"interface {top[1]!r} speed")
+            if speed is None:
+                state.speeds.pop(top[1], None)
+            else:
+                state.speeds[top[1]] = speed
         elif top[:2] != ["router", "bgp"]:
             continue
         elif depth == 2 and under == ["address-family", "ipv4"] and words[0] == "network" and len(words) >= 2:

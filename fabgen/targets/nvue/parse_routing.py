@@ -10,7 +10,7 @@ its ``peer-group``'s), ``address-family ipv4-unicast`` (``network``,
 ``multipaths ebgp``), and ``interface NAME ip address`` of ``lo`` and the
 ``swp`` ports. A part of the wrong shape raises ``TypeError``/``ValueError``.
 
-States: a ``swp`` port with ``link state down``; a neighbor with ``shutdown:
+States: a ``swp`` port's ``link speed`` (``auto`` is none) and ``link state down``; a neighbor with ``shutdown:
 on`` (or its peer group's); a neighbor whose ``address-family ipv4-unicast
 enable`` is ``off`` (its own, else its peer group's; NVUE's default is on); and
 ``path-selection multipath aspath-ignore: on`` for multipath relax.
@@ -22,7 +22,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabgen.targets.nvue.parse import load_set_tree
-from fabgen.targets.routing_common import CommonRouting, SessionState, address, asn, picture, prefix, remote
+from fabgen.targets.routing_common import (
+    CommonRouting,
+    SessionState,
+    address,
+    asn,
+    mbps,
+    picture,
+    prefix,
+    remote,
+)
 
 
 def _map(value: Any, what: str) -> Mapping[str, Any]:
@@ -51,8 +60,13 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
         if name != "lo" and not name.startswith("swp"):
             continue
         port = _map(conf, f"interface {name!r}")
-        if name != "lo" and _down(_at(port, "link").get("state")):
-            state.ports_down.add(name)
+        if name != "lo":
+            link = _at(port, "link")
+            if _down(link.get("state")):
+                state.ports_down.add(name)
+            speed = None if link.get("speed") is None else mbps(str(link["speed"]), f"interface {name!r} speed")
+            if speed is not None:
+                state.speeds[name] = speed
         for value in _at(port, "ip", "address"):
             if ":" in str(value):  # IPv6: not planned
                 continue

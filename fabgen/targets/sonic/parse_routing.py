@@ -16,8 +16,8 @@ addresses are the ``PORT|a.b.c.d/len`` keys of ``INTERFACE`` and
 ``Loopback0|...`` of ``LOOPBACK_INTERFACE``. A table or entry of the wrong shape
 raises ``TypeError``/``ValueError``.
 
-States, as the daemons apply them: a ``PORT`` whose ``admin_status`` is not
-``up`` is down (``sonic-port.yang``'s default); a ``BGP_NEIGHBOR`` with
+States, as the daemons apply them: a ``PORT``'s ``speed`` (Mb/s); a ``PORT`` whose
+``admin_status`` is not ``up`` is down (``sonic-port.yang``'s default); a ``BGP_NEIGHBOR`` with
 ``admin_status`` ``down`` (or ``false``) is shut, and under bgpcfgd so is one
 without it when ``DEVICE_METADATA.default_bgp_status`` is ``down``. frrcfgd turns
 ``bgp default ipv4-unicast`` off, so a session exchanges IPv4 routes only with
@@ -58,6 +58,14 @@ def _prefixes(data: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
     return out
 
 
+def _mbps(value: object, what: str) -> int:
+    """A PORT speed: Mb/s, 1..1600000 (``sonic-port.yang``)."""
+    text = str(value)
+    if not text.isdigit() or not 1 <= int(text) <= 1_600_000:
+        raise ValueError(f"{what}: {text!r} is not a speed in Mb/s")
+    return int(text)
+
+
 def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     """The routing picture of a decoded ``config_db.json``."""
     if not isinstance(data, Mapping):
@@ -67,8 +75,13 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     addresses = _prefixes(data, "INTERFACE")
     frrcfgd = metadata.get("frr_mgmt_framework_config") == "true"
     ports = _table(data, "PORT")
-    state = SessionState(ports_down={str(port) for port in ports if _entry(ports, "PORT", port).get("admin_status")
-                                     != "up"})
+    state = SessionState()
+    for port in ports:
+        entry = _entry(ports, "PORT", port)
+        if entry.get("admin_status") != "up":
+            state.ports_down.add(str(port))
+        if "speed" in entry:
+            state.speeds[str(port)] = _mbps(entry["speed"], f"PORT {port!r} speed")
     default_status = "up" if frrcfgd else metadata.get("default_bgp_status", "up")
     neighbors: dict[str, str | None] = {}
     for key, entry in _table(data, "BGP_NEIGHBOR").items():
