@@ -14,11 +14,11 @@ N``; both spellings, ``peer group`` and ``peer-group``), ``network`` at the top
 or under ``address-family ipv4``. ``vrf`` blocks are not the underlay.
 
 States: an Ethernet port's ``shutdown`` (EOS's default is up) and ``speed``
-(``forced`` or not; ``auto`` is none); ``neighbor A
-shutdown`` (or its peer group's); ``bgp bestpath as-path multipath-relax``; and
-whether a session is activated for IPv4: ``neighbor A activate`` or ``no
-neighbor A activate`` under ``address-family ipv4`` (or its peer group's), else
-the instance's default, which ``no bgp default ipv4-unicast`` turns off.
+(``forced`` or not; ``auto`` is none); ``neighbor A shutdown`` (or its peer
+group's); ``bgp bestpath as-path multipath-relax``; and whether a session is
+activated for IPv4: ``neighbor A activate`` or ``no neighbor A activate`` under
+``address-family ipv4`` (or its peer group's), else the instance's default,
+which ``no bgp default ipv4-unicast`` turns off.
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ addresses are the ``PORT|a.b.c.d/len`` keys of ``INTERFACE`` and
 ``Loopback0|...`` of ``LOOPBACK_INTERFACE``. A table or entry of the wrong shape
 raises ``TypeError``/``ValueError``.
 
-States, as the daemons apply them: a ``PORT``'s ``speed`` (Mb/s); a ``PORT`` whose
-``admin_status`` is not ``up`` is down (``sonic-port.yang``'s default); a ``BGP_NEIGHBOR`` with
-``admin_status`` ``down`` (or ``false``) is shut, and under bgpcfgd so is one
-without it when ``DEVICE_METADATA.default_bgp_status`` is ``down``. frrcfgd turns
+States, as the daemons apply them: a ``PORT``'s ``speed`` (Mb/s); a ``PORT``
+whose ``admin_status`` is not ``up`` is down (``sonic-port.yang``'s default); a
+``BGP_NEIGHBOR`` with ``admin_status`` ``down`` (or ``false``) is shut, and
+under bgpcfgd so is one without it when ``DEVICE_METADATA.default_bgp_status``
+is ``down``. frrcfgd turns
 ``bgp default ipv4-unicast`` off, so a session exchanges IPv4 routes only with
 ``BGP_NEIGHBOR_AF|default|ADDR|ipv4_unicast`` ``admin_status: up``, and relaxes
 multipath with ``BGP_GLOBALS.load_balance_mp_relax: "true"``; bgpcfgd's
