@@ -120,6 +120,14 @@ def test_a_plan_the_script_refuses_is_a_finding_without_its_values(old: str, new
     assert "SECRETKEY" not in message and "s3cr3t" not in message
 
 
+def test_a_huge_dcqcn_value_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    spec, fabric, root = site("lab", tmp_path)
+    path = root / "hosts" / "lab01" / "roce-nic.conf"
+    edit(path, "rp_ai_rate:5 ", "rp_ai_rate:" + "9" * 5000 + " ")
+    ((_, line, message),) = fg507(spec, fabric, root)
+    assert line == line_of(path, "CC=") and "CC differs: rp_ai_rate another value (plan 5)" in message
+
+
 def test_another_format_is_named(tmp_path: Path) -> None:
     spec, fabric, root = site("lab", tmp_path)
     path = root / "hosts" / "lab01" / "roce-nic.conf"

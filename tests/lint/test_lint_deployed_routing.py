@@ -258,9 +258,10 @@ def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
     (NVUE, _replace("multipaths: {ebgp: 6}", "multipaths: s3cr3t-token")),
     (EOS, _replace("speed 400g-8", "speed s3cr3t-token")),
     (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="s3cr3t-token"))),
+    (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="9" * 5000))),
     (NVUE, _replace('speed: "400G"', 'speed: "s3cr3t-token"')),
 ], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths", "eos-speed",
-        "sonic-speed", "nvue-speed"])
+        "sonic-speed", "sonic-speed-digits", "nvue-speed"])
 def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
                                                            tmp_path: Path) -> None:
     findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))

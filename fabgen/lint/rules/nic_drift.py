@@ -21,6 +21,8 @@ from fabgen.targets.mlx5.parse import NIC_FIELDS, NicPlan
 _HINT = "install the generated roce-nic.conf again (fabgen generate) and run roce-nic.sh, or put the change in the spec"
 _SAFE = re.compile(r"-|[0-9]{1,4}|dscp|pcp|ets|strict|vendor|yes|no|on|off")
 """Words that may be printed: numbers and the script's keywords. Anything else is "another value"."""
+_DECIMAL = re.compile(r"[0-9]{1,10}")
+"""A DCQCN value as ``roce-nic.sh`` takes it (``^[a-z_]+:[0-9]{1,10}$``)."""
 _PER_INDEX = {"DSCP_PRIO": "DSCP", "PFC_EN": "priority", "PRIO_TC": "priority", "ECN_ENABLE": "priority",
               "TC_TSA": "TC", "TC_BW": "TC"}
 """Settings with one word per DSCP, priority or traffic class, and what word i stands for."""
@@ -116,9 +118,13 @@ def _changes(key: str, have: tuple[str, ...], want: tuple[str, ...], known: set[
 
 
 def _cc(words: tuple[str, ...]) -> dict[str, str]:
-    """DCQCN parameters by name, each value as the script reads it (``10#``: a leading zero is no octal)."""
+    """DCQCN parameters by name, each value as the script reads it (``10#``: a leading zero is no octal).
+
+    Only the script's 1 to 10 ASCII digits are read as a number: longer runs it refuses, and ``int`` of a few
+    thousand digits raises.
+    """
     pairs = (word.partition(":") for word in words)
-    return {name: str(int(value)) if value.isdigit() else value for name, _, value in pairs}
+    return {name: str(int(value)) if _DECIMAL.fullmatch(value) else value for name, _, value in pairs}
 
 
 def _cc_changes(have: tuple[str, ...], want: tuple[str, ...]) -> str:

@@ -62,7 +62,7 @@ def _prefixes(data: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
 def _mbps(value: object, what: str) -> int:
     """A PORT speed: Mb/s, 1..1600000 (``sonic-port.yang``)."""
     text = str(value)
-    if not text.isdigit() or not 1 <= int(text) <= 1_600_000:
+    if not (text.isascii() and text.isdigit() and len(text) <= 7) or not 1 <= int(text) <= 1_600_000:
         raise ValueError(f"{what}: {text!r} is not a speed in Mb/s")
     return int(text)
 
