@@ -54,6 +54,13 @@ class CommonRouting:
     inactive: tuple[str, ...] = ()
     """Peer addresses of the sessions not activated for IPv4 unicast, sorted: such a session comes up and
     exchanges no route (every OS fabgen writes for turns the default off, or needs ``activate`` per session)."""
+    timers: tuple[tuple[str, int, int], ...] = ()
+    """(peer, keepalive, hold) in seconds of each session whose timers the file sets (on the session, its peer
+    group or the instance: EOS and FRR ``timers bgp``), sorted; a session left at the OS's defaults is not in
+    it."""
+    bfd: tuple[tuple[str, int, int, int], ...] = ()
+    """(peer, transmit ms, receive ms, multiplier) of each session with BFD on, sorted; what the file does not
+    write is BFD's 300 ms and 3 (EOS, FRR's bfdd and NVUE alike)."""
     speeds: tuple[tuple[str, int], ...] = ()
     """(port, Mb/s) of every front-panel port the file gives a fixed speed (EOS ``speed 400g-8``, SONiC
     ``speed: "400000"``, NVUE ``link speed 400G``), sorted; a port at ``auto`` or without a speed is not in it.
@@ -129,6 +136,8 @@ class SessionState:
     inactive: set[str] = field(default_factory=set)
     ports_down: set[str] = field(default_factory=set)
     speeds: dict[str, int] = field(default_factory=dict)
+    timers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    bfd: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 _GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-[1-8]|full)?")
@@ -146,6 +155,20 @@ def mbps(text: str, what: str) -> int | None:
     raise ValueError(f"{what}: {text!r} is not a speed")
 
 
+BFD_DEFAULT = (300, 300, 3)
+"""BFD's transmit and receive intervals (ms) and multiplier where none is written: EOS's, FRR bfdd's and
+NVUE's default."""
+
+
+def uint16(value: object, what: str) -> int:
+    """A BGP timer (s) or a BFD interval (ms) or multiplier: 0..65535 in ASCII digits (``int`` of a few thousand
+    digits would raise)."""
+    text = str(value)
+    if not (text.isascii() and text.isdigit() and len(text) <= 5) or int(text) > 65535:
+        raise ValueError(f"{what}: {text!r} is not a number from 0 to 65535")
+    return int(text)
+
+
 def picture(asn_: int | None, router_id: str | None, loopback: list[str], addresses: list[tuple[str, str]],
             neighbors: dict[str, str | None], max_paths: int | None, networks: list[str],
             state: SessionState | None = None) -> CommonRouting:
@@ -158,5 +181,7 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted(neighbors.items(), key=lambda item: item[0])), max_paths,
                          tuple(sorted(networks)), state.multipath_relax,
                          tuple(sorted(state.shutdown & neighbors.keys())),
-                         tuple(sorted(state.inactive & neighbors.keys())), tuple(sorted(state.speeds.items())),
-                         tuple(sorted(state.ports_down)))
+                         tuple(sorted(state.inactive & neighbors.keys())),
+                         tuple(sorted((peer, *pair) for peer, pair in state.timers.items() if peer in neighbors)),
+                         tuple(sorted((peer, *pair) for peer, pair in state.bfd.items() if peer in neighbors)),
+                         tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)))

@@ -185,6 +185,8 @@ CASES = [
                                   '          speed: "400G"', 'description: "node02:ens1np0"\n        link:\n'
                                   '          mtu: 9216\n          speed: "200G"'),
      "fabric ports at another speed: swp2 200G (plan 400G)", 'speed: "200G"'),
+    ("eos-timers-added", EOS, _replace("   maximum-paths 4 ecmp 4\n", "   maximum-paths 4 ecmp 4\n   timers bgp 30 90\n"),
+     "BGP timers differ: 10.10.0.32 keepalive/hold 30/90 s (plan none (the OS default)); ", "timers bgp 30 90"),
     ("sonic-port-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(admin_status="down")),
      "1 fabric port administratively down, up in the plan: Ethernet8", '"admin_status": "down"'),
     ("sonic-port-default-down", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].pop("admin_status")),
@@ -299,6 +301,14 @@ def test_readers_follow_state_defaults_and_peer_groups() -> None:
     speeds = parse_eos_routing("interface Ethernet1/1\n   speed forced 100gfull\ninterface Ethernet2/1\n   speed 400g\n"
                                "   speed auto\ninterface Ethernet3/1\n   speed 800g-8\n")
     assert speeds.speeds == (("Ethernet1/1", 100_000), ("Ethernet3/1", 800_000))
+    # timers: the session's own, else its group's, else the instance's; BFD on only with 'neighbor X bfd'
+    timed = parse_eos_routing("router bgp 65000\n   timers bgp 3 9\n   neighbor G peer group\n   neighbor G timers 1 3\n"
+                              "   neighbor G bfd\n   neighbor 10.0.0.1 peer group G\n   neighbor 10.0.0.1 remote-as 1\n"
+                              "   neighbor 10.0.0.3 remote-as 1\n   neighbor 10.0.0.3 timers 5 15\n"
+                              "   neighbor 10.0.0.3 bfd interval 100 min-rx 200 multiplier 4\n"
+                              "   neighbor 10.0.0.5 remote-as 1\n")
+    assert timed.timers == (("10.0.0.1", 1, 3), ("10.0.0.3", 5, 15), ("10.0.0.5", 3, 9))
+    assert timed.bfd == (("10.0.0.1", 300, 300, 3),)
     default_on = parse_eos_routing("router bgp 65000\n   neighbor 10.0.0.1 remote-as 65001\n"
                                    "   neighbor 10.0.0.3 remote-as 65001\n   address-family ipv4\n"
                                    "      no neighbor 10.0.0.3 activate\n")
@@ -346,9 +356,12 @@ def test_a_port_the_plan_shuts_left_up_is_found(tmp_path: Path) -> None:
 # ---- one plan, three OSes ---------------------------------------------------------------------------------------
 
 
-def _on(os_name: str, scheme: str = "rfc7938") -> str:
+def _on(os_name: str, scheme: str = "rfc7938", timers: bool = False) -> str:
     def edit(data: dict[str, Any]) -> None:
         data["fabric"].setdefault("routing", {})["asn_scheme"] = scheme
+        if timers:  # SONiC takes BFD at bfdd's own 300 ms x 3 only
+            data["fabric"]["routing"].update(bfd={"interval": "300ms", "multiplier": 3},
+                                             timers={"keepalive": 1, "hold": 3})
         for tier in data["fabric"]["tiers"].values():
             tier["os"] = os_name
             if os_name == "sonic":
@@ -363,11 +376,12 @@ def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
                    speeds=tuple(sorted((str(ports[port]), mbps) for port, mbps in picture.speeds)))
 
 
-@pytest.mark.parametrize("scheme", ["rfc7938", "unique"])
-def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str) -> None:
+@pytest.mark.parametrize(("scheme", "timers"), [("rfc7938", False), ("unique", False), ("rfc7938", True)],
+                         ids=["rfc7938", "unique", "bfd-and-timers"])
+def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str, timers: bool) -> None:
     pictures: dict[str, dict[str, CommonRouting]] = {}
     for os_name, target in (("eos", "eos"), ("sonic", "sonic"), ("cumulus", "nvue")):
-        fabric = plan_fabric(load_spec(_on(os_name, scheme)))
+        fabric = plan_fabric(load_spec(_on(os_name, scheme, timers)))
         files = render_fabric(fabric, targets=[target])
         parsed = {}
         for switch in fabric.switches:
@@ -390,3 +404,47 @@ def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str) -> None:
     # one ASN per switch: a leaf's uplinks lead to spines of different ASNs, which only multipath relax balances
     assert leaf.multipath_relax is (scheme == "unique")
     assert pictures["eos"]["leaf-r3-p00-01"].ports_down == ("3",), "lab04's out-of-service NIC: its port is shut"
+    peers = [peer for peer, _ in leaf.neighbors]
+    assert leaf.timers == (tuple((peer, 1, 3) for peer in peers) if timers else ())
+    assert leaf.bfd == (tuple((peer, 300, 300, 3) for peer in peers) if timers else ())
+
+
+@pytest.mark.parametrize(("os_name", "target", "file", "old", "new", "line"), [
+    # EOS: the interval line left alone turns nothing on, and is where the finding points
+    ("eos", "eos", "leaf-r0-p00-01.cfg", "   neighbor 10.10.0.34 bfd\n", "", "neighbor 10.10.0.34 bfd interval"),
+    ("sonic", "sonic", "leaf-r0-p00-01/config_db.json", None, None, '"asn": "4200010000"'),
+    ("cumulus", "nvue", "leaf-r0-p00-01/startup.yaml", 'bfd: {enable: "on"', 'bfd: {enable: "off"', "bfd:"),
+])
+def test_bfd_and_timers_the_plan_sets_are_compared(os_name: str, target: str, file: str, old: str | None,
+                                                   new: str | None, line: str, tmp_path: Path) -> None:
+    spec = load_spec(_on(os_name, timers=True))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    path = root / "switches" / file
+    text = path.read_text()
+    if os_name == "sonic":
+        data = json.loads(text)
+        del data["BGP_NEIGHBOR"]["default|10.10.0.34"]["bfd"]
+        data["BGP_NEIGHBOR"]["default|10.10.0.34"]["holdtime"] = "90"
+        text = json.dumps(data, indent=4, sort_keys=True)
+    else:
+        assert old is not None and new is not None
+        if os_name == "cumulus":  # the second session's bfd block: its enable line
+            start = text.index('"10.10.0.34":')
+            at = text.index(old, start)
+            text = text[:at] + new + text[at + len(old):]
+        else:
+            assert old in text
+            text = text.replace(old, new)
+    path.write_text(text)
+    findings = lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",)))
+    messages = [f.message for f in findings]
+    assert any("BFD differ: 10.10.0.34 none (the OS default) (plan tx/rx 300 ms/300 ms x 3)" in m
+               for m in messages), messages
+    bfd = next(f for f in findings if "BFD differ" in f.message)
+    assert line in text.splitlines()[bfd.line - 1], (bfd.line, text.splitlines()[bfd.line - 1])
+    if os_name == "sonic":
+        assert any("BGP timers differ: 10.10.0.34 keepalive/hold 1/90 s (plan keepalive/hold 1/3 s)" in m
+                   for m in messages), messages
+    assert len(findings) == (2 if os_name == "sonic" else 1), messages

@@ -71,6 +71,20 @@ def _port_speed(name: str) -> tuple[Path, ...]:
             (r"^\s+interface:", rf"^\s+{p}:", r"^\s+link:", r"^\s+speed:"), *_port_state(name))
 
 
+def _timers(peer: str) -> tuple[Path, ...]:
+    a = re.escape(peer)
+    return ((_BGP, rf"^\s+neighbor {a} timers\b"), (_BGP, r"^\s+timers bgp\b"),
+            (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"(keepalive|holdtime)"'),
+            (r'^\s*"BGP_GLOBALS":', r'"(keepalive|holdtime)"'),
+            (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+timers:"), *_neighbor(peer))
+
+
+def _bfd(peer: str) -> tuple[Path, ...]:
+    a = re.escape(peer)
+    return ((_BGP, rf"^\s+neighbor {a} bfd\b"), (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"bfd"'),
+            (r"^\s+neighbor:", rf'^\s+"?{a}"?:', r"^\s+bfd:"), *_neighbor(peer))
+
+
 def _session_state(peer: str) -> tuple[Path, ...]:
     a = re.escape(peer)
     return ((_BGP, rf"^\s+neighbor {a} shutdown\b"), (r'^\s*"BGP_NEIGHBOR":', rf'"(?:default\|)?{a}":', r'"admin_status"'),
@@ -204,6 +218,7 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
     out += _speed_differences(d, e)
     out += _session_differences(d, e, known)
     out += _state_differences(d, e)
+    out += _timer_differences(d, e)
     if d.networks != e.networks:
         missing = [v for v in e.networks if v not in d.networks]
         extra = [v for v in d.networks if v not in e.networks]
@@ -293,6 +308,32 @@ def _speed(mbps: int | None) -> str:
     return "auto or unset" if mbps is None else f"{mbps / 1000:g}G"
 
 
+def _timer_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
+    """Planned sessions whose BGP timers or BFD are not the plan's: they notice a dead link later (or sooner)."""
+    planned = {peer for peer, _ in e.neighbors} & {peer for peer, _ in d.neighbors}  # a lost one is said once
+    out: list[_Difference] = []
+    for what, have, want, unit, paths, fix in (
+            ("BGP timers", {p: t[1:] for t in d.timers if (p := t[0]) in planned},
+             {t[0]: t[1:] for t in e.timers}, "keepalive/hold {}/{} s", _timers,
+             "set the planned keepalive and hold (re-deploy)"),
+            ("BFD", {p: t[1:] for t in d.bfd if (p := t[0]) in planned}, {t[0]: t[1:] for t in e.bfd},
+             "tx/rx {} ms/{} ms x {}", _bfd,
+             "turn BFD on at the planned timers (re-deploy): without it a dead link is noticed only when the hold "
+             "time runs out")):
+        changed = sorted((peer for peer in planned if have.get(peer) != want.get(peer)), key=natural_key)
+        if not changed:
+            continue
+        said = [f"{peer} {_shown_timers(have.get(peer), unit)} (plan {_shown_timers(want.get(peer), unit)})"
+                for peer in changed[:4]]
+        out.append(_Difference(f"{what} differ: " + _joined(said, len(changed), "more sessions"),
+                               paths(changed[0]), fix))
+    return out
+
+
+def _shown_timers(values: tuple[int, ...] | None, unit: str) -> str:
+    return "none (the OS default)" if values is None else unit.format(*values)
+
+
 def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
     """Ports and sessions in another state than the plan's: held down, left up, or carrying no IPv4.
 
@@ -332,7 +373,8 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         (local ASN, router-id, loopback and fabric port addresses, the BGP
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
-        activated for IPv4, and each fabric port's speed and admin state)
+        activated for IPv4, their timers and BFD, and each fabric port's speed
+        and admin state)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not

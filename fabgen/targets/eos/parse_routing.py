@@ -18,13 +18,16 @@ States: an Ethernet port's ``shutdown`` (EOS's default is up) and ``speed``
 group's); ``bgp bestpath as-path multipath-relax``; and whether a session is
 activated for IPv4: ``neighbor A activate`` or ``no neighbor A activate`` under
 ``address-family ipv4`` (or its peer group's), else the instance's default,
-which ``no bgp default ipv4-unicast`` turns off.
+which ``no bgp default ipv4-unicast`` turns off. Timers are the session's
+``neighbor A timers K H``, its group's, else ``timers bgp K H``; BFD is
+``neighbor A bfd`` with its ``bfd interval T min-rx R multiplier M`` line.
 """
 
 from __future__ import annotations
 
 from fabgen.targets.eos.parse import INDENT
 from fabgen.targets.routing_common import (
+    BFD_DEFAULT,
     CommonRouting,
     SessionState,
     address,
@@ -34,6 +37,7 @@ from fabgen.targets.routing_common import (
     picture,
     prefix,
     remote,
+    uint16,
 )
 
 
@@ -59,6 +63,12 @@ def parse_eos_routing(text: str) -> CommonRouting:
     activated: dict[str, bool] = {}
     """Session or peer group -> ``activate`` (True) or ``no ... activate`` (False) under ``address-family ipv4``."""
     default_ipv4 = True
+    timers: dict[str | None, tuple[int, int]] = {}
+    """Session or peer group -> its ``timers``; None -> the instance's ``timers bgp``."""
+    bfd: set[str] = set()
+    """Sessions and peer groups with ``neighbor X bfd``."""
+    bfd_timers: dict[str, tuple[int, int, int]] = {}
+    """Session or peer group -> its ``bfd interval T min-rx R multiplier M``."""
     top: list[str] = []
     under: list[str] = []
     for raw in text.splitlines():
@@ -109,6 +119,12 @@ def parse_eos_routing(text: str) -> CommonRouting:
             state.multipath_relax = True
         elif words[0] == "neighbor" and len(words) >= 3 and words[2] == "shutdown":
             shut.add(address(words[1]))
+        elif words[:2] == ["timers", "bgp"] and len(words) == 4:
+            timers[None] = (uint16(words[2], "timers bgp"), uint16(words[3], "timers bgp"))
+        elif words[0] == "neighbor" and len(words) == 5 and words[2] == "timers":
+            timers[address(words[1])] = (uint16(words[3], "neighbor timers"), uint16(words[4], "neighbor timers"))
+        elif words[0] == "neighbor" and len(words) >= 3 and words[2] == "bfd":
+            _bfd(words, bfd, bfd_timers)
         elif words[0] == "router-id" and len(words) == 2:
             router_id = address(words[1])
         elif words[0] == "maximum-paths" and len(words) >= 2:
@@ -125,7 +141,24 @@ def parse_eos_routing(text: str) -> CommonRouting:
             state.shutdown.add(peer)
         if not activated.get(peer, activated.get(group, default_ipv4) if group else default_ipv4):
             state.inactive.add(peer)
+        for source in (peer, group, None):
+            if source in timers:
+                state.timers[peer] = timers[source]
+                break
+        if peer in bfd or group in bfd:
+            state.bfd[peer] = bfd_timers.get(peer) or bfd_timers.get(group or "") or BFD_DEFAULT
     return picture(local, router_id, loopback, addresses, sessions, max_paths, networks, state)
+
+
+def _bfd(words: list[str], bfd: set[str], timers: dict[str, tuple[int, int, int]]) -> None:
+    """``neighbor X bfd`` (on) or ``neighbor X bfd interval T min-rx R multiplier M`` (its timers, which alone
+    turn nothing on)."""
+    name = address(words[1])
+    if len(words) == 3:
+        bfd.add(name)
+    elif len(words) == 9 and words[3] == "interval" and words[5] == "min-rx" and words[7] == "multiplier":
+        what = f"neighbor {words[1]!r} bfd"
+        timers[name] = (uint16(words[4], what), uint16(words[6], what), uint16(words[8], what))
 
 
 def _neighbor(words: list[str], remotes: dict[str, str | None], groups: dict[str, str]) -> None:

@@ -13,7 +13,9 @@ its ``peer-group``'s), ``address-family ipv4-unicast`` (``network``,
 States: a ``swp`` port's ``link speed`` (``auto`` is none) and ``link state down``; a neighbor with ``shutdown:
 on`` (or its peer group's); a neighbor whose ``address-family ipv4-unicast
 enable`` is ``off`` (its own, else its peer group's; NVUE's default is on); and
-``path-selection multipath aspath-ignore: on`` for multipath relax.
+``path-selection multipath aspath-ignore: on`` for multipath relax. Timers and
+BFD are a neighbor's ``timers`` and ``bfd`` (else its peer group's), what they
+leave out at NVUE's defaults (3/9 s; 300 ms, 3).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from fabgen.targets.nvue.parse import load_set_tree
 from fabgen.targets.routing_common import (
+    BFD_DEFAULT,
     CommonRouting,
     SessionState,
     address,
@@ -31,6 +34,7 @@ from fabgen.targets.routing_common import (
     picture,
     prefix,
     remote,
+    uint16,
 )
 
 
@@ -89,6 +93,16 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
         neighbors[session] = None if remote_as is None else remote(remote_as, f"neighbor {key!r} remote-as")
         if _on(entry.get("shutdown", group.get("shutdown"))):
             state.shutdown.add(session)
+        timers = _at(entry, "timers") or _at(group, "timers")
+        if "keepalive" in timers or "hold" in timers:  # NVUE's defaults fill the other: 3 and 9
+            state.timers[session] = (_auto(timers.get("keepalive"), 3, f"neighbor {key!r} keepalive"),
+                                     _auto(timers.get("hold"), 9, f"neighbor {key!r} hold"))
+        bfd = _at(entry, "bfd") or _at(group, "bfd")
+        if _on(bfd.get("enable")):
+            what = f"neighbor {key!r} bfd"
+            state.bfd[session] = (uint16(bfd.get("min-tx-interval", BFD_DEFAULT[0]), what),
+                                  uint16(bfd.get("min-rx-interval", BFD_DEFAULT[1]), what),
+                                  uint16(bfd.get("detect-multiplier", BFD_DEFAULT[2]), what))
         enable = _at(entry, "address-family", "ipv4-unicast").get("enable")
         if enable is None:
             enable = _at(group, "address-family", "ipv4-unicast").get("enable")
@@ -103,6 +117,11 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
     return picture(None if local in (None, "none") else asn(local, "autonomous-system"),
                    None if router_id in (None, "none") else address(str(router_id)), loopback, addresses,
                    neighbors, None if paths is None else int(paths), networks, state)
+
+
+def _auto(value: Any, default: int, what: str) -> int:
+    """A timer NVUE leaves at ``auto`` (or unset) is its default."""
+    return default if value in (None, "auto") else uint16(value, what)
 
 
 def _on(value: Any) -> bool | None:

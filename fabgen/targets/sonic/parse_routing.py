@@ -24,7 +24,9 @@ is ``down``. frrcfgd turns
 ``bgp default ipv4-unicast`` off, so a session exchanges IPv4 routes only with
 ``BGP_NEIGHBOR_AF|default|ADDR|ipv4_unicast`` ``admin_status: up``, and relaxes
 multipath with ``BGP_GLOBALS.load_balance_mp_relax: "true"``; bgpcfgd's
-templates activate every session and take relax from the image (on).
+templates activate every session and take relax from the image (on). Timers are
+a neighbor's ``keepalive``/``holdtime``, else (frrcfgd) those of ``BGP_GLOBALS``; BFD is
+a neighbor's ``bfd: "true"`` under frrcfgd, at bfdd's default timers.
 """
 
 from __future__ import annotations
@@ -32,7 +34,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fabgen.targets.routing_common import CommonRouting, SessionState, address, asn, picture, prefix, remote
+from fabgen.targets.routing_common import (
+    BFD_DEFAULT,
+    CommonRouting,
+    SessionState,
+    address,
+    asn,
+    picture,
+    prefix,
+    remote,
+    uint16,
+)
 
 
 def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -99,6 +111,11 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
             family = _entry(_table(data, "BGP_NEIGHBOR_AF"), "BGP_NEIGHBOR_AF", f"default|{peer}|ipv4_unicast")
             if family.get("admin_status") not in ("up", "true"):
                 state.inactive.add(session)
+            if entry.get("bfd") == "true":  # frrcfgd only; FRR's bfdd timers, none in CONFIG_DB
+                state.bfd[session] = BFD_DEFAULT
+        if "keepalive" in entry or "holdtime" in entry:  # both daemons; bgpcfgd fills the other from 60/180
+            state.timers[session] = (uint16(entry.get("keepalive", 60), f"BGP_NEIGHBOR {key!r} keepalive"),
+                                     uint16(entry.get("holdtime", 180), f"BGP_NEIGHBOR {key!r} holdtime"))
     if frrcfgd:
         bgp = _entry(_table(data, "BGP_GLOBALS"), "BGP_GLOBALS", "default")
         af = _entry(_table(data, "BGP_GLOBALS_AF"), "BGP_GLOBALS_AF", "default|ipv4_unicast")
@@ -106,6 +123,10 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
         router_id = bgp.get("router_id")
         paths = af.get("max_ebgp_paths")
         state.multipath_relax = bgp.get("load_balance_mp_relax") == "true"
+        if "keepalive" in bgp and "holdtime" in bgp:  # timers bgp K H: the sessions without their own
+            instance = (uint16(bgp["keepalive"], "BGP_GLOBALS keepalive"), uint16(bgp["holdtime"], "BGP_GLOBALS holdtime"))
+            for session in neighbors:
+                state.timers.setdefault(session, instance)
         networks = [prefix(key.split("|")[2], "BGP_GLOBALS_AF_NETWORK")
                     for key in map(str, _table(data, "BGP_GLOBALS_AF_NETWORK"))
                     if key.count("|") == 2 and key.startswith("default|ipv4_unicast|")]
