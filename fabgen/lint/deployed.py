@@ -31,9 +31,11 @@ OS target's :class:`~fabgen.targets.base.ReadBack` row in the registry.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -121,15 +123,23 @@ def _is_dir(path: Path, base: Path) -> bool:
     return not path.is_symlink() and path.is_dir() and inside(base, path)
 
 
-def _own_files(plan: FabricPlan, target: Target, fmt: ReadBack, base: Path) -> dict[str, str] | None:
-    """What fabgen renders for every switch of ``fmt.os`` the tree has a file of, in one render (a render per
-    switch costs 10 ms each: 20 s at 2,048 switches); None when that render fails, and each switch is then
-    rendered alone to say which cannot be."""
+def render_collected(plan: FabricPlan, target: str, present: Sequence[str], planned: int) -> dict[str, str]:
+    """What ``target`` renders for the devices of the tree, ``present`` of its ``planned`` many, in one render (a
+    render per device costs milliseconds each: seconds at thousands): every device's when the tree has them all,
+    else by name, escaped (a name is no glob). Raises FabgenError as the render does."""
     from fabgen.targets.render import render_files
 
-    names = [s.name for s in plan.switches if s.os == fmt.os and os.path.lexists(base / fmt.path.format(name=s.name))]
+    devices = None if len(present) == planned else [glob.escape(name) for name in present]
+    return render_files(plan, [target], devices)[0]
+
+
+def _own_files(plan: FabricPlan, target: Target, fmt: ReadBack, base: Path) -> dict[str, str] | None:
+    """What fabgen renders for every switch of ``fmt.os`` the tree has a file of (:func:`render_collected`); None
+    when that render fails, and each switch is then rendered alone to say which cannot be."""
+    mine = [s.name for s in plan.switches if s.os == fmt.os]
+    names = [name for name in mine if os.path.lexists(base / fmt.path.format(name=name))]
     try:
-        return render_files(plan, [target.name], names)[0]
+        return render_collected(plan, target.name, names, len(mine))
     except FabgenError:
         return None
 
@@ -259,12 +269,11 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
                 unknown.append(f"switches/{entry.name}")
 
     from fabgen.lint.deployed_hostnet import read_host_networks
-    from fabgen.lint.deployed_nic import NIC_PLAN, read_nic_plans
+    from fabgen.lint.deployed_nic import read_nic_plans
 
     host_networks = read_host_networks(base, plan)
-    nic_plans = read_nic_plans(base, plan)
-    collected = set(hosts) | {network.host for network in host_networks} | {
-        host.name for host in plan.hosts if os.path.lexists(base / "hosts" / host.name / NIC_PLAN)}
+    nic_hosts, nic_plans = read_nic_plans(base, plan)
+    collected = set(hosts) | {network.host for network in host_networks} | set(nic_hosts)
     missing = sorted(host_names - collected) if (base / "hosts").is_dir() else []
     if (base / "switches").is_dir():
         missing += sorted(switch_names - seen_switches)

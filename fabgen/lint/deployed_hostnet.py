@@ -20,7 +20,6 @@ not write is read too: the interface it configures is one the plan may not have.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from dataclasses import dataclass, replace
@@ -67,8 +66,7 @@ class DeployedHostNetwork:
 
 def read_host_networks(base: Path, plan: FabricPlan) -> tuple[DeployedHostNetwork, ...]:
     """The host network files under ``base/hosts`` of every planned host that has any, in name order."""
-    from fabgen.lint.deployed import _is_dir
-    from fabgen.targets.render import render_files
+    from fabgen.lint.deployed import _is_dir, render_collected
 
     hosts_dir = base / "hosts"
     if not _is_dir(hosts_dir, base):
@@ -77,9 +75,8 @@ def read_host_networks(base: Path, plan: FabricPlan) -> tuple[DeployedHostNetwor
     present = sorted(e.name for e in hosts_dir.iterdir() if e.name in planned and _is_dir(e, base))
     if not present:
         return ()
-    devices = None if len(present) == len(planned) else [glob.escape(name) for name in present]
     try:
-        rendered, _ = render_files(plan, [HOSTNET_TARGET], devices)
+        rendered = render_collected(plan, HOSTNET_TARGET, present, len(planned))
     except FabgenError as exc:
         why = "not compared: fabgen cannot render its host network: " + "; ".join(p.message for p in exc.problems[:2])
         return tuple(DeployedHostNetwork(name, (), problems=((str(hosts_dir / name), why),)) for name in present)

@@ -11,7 +11,6 @@ text is not parsed.
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
     from fabgen.targets.mlx5.parse import NicPlan
 
 NIC_TARGET = "nic-qos"
-NIC_PLAN = "roce-nic.conf"
-"""The plan file's name in a host's directory (:func:`fabgen.targets.mlx5.scripts.plan_path`)."""
 
 
 @dataclass(frozen=True)
@@ -40,26 +37,24 @@ class DeployedNicPlan:
     """Why the file was not compared (a link, a plan the script refuses); the message is redacted."""
 
 
-def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[DeployedNicPlan, ...]:
-    """The ``roce-nic.conf`` of every planned host the tree has one for, that is not fabgen's text, in name order."""
-    from fabgen.lint.deployed import _is_dir, _read, redact
+def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tuple[DeployedNicPlan, ...]]:
+    """The planned hosts the tree has a ``roce-nic.conf`` for (collected, for FG503), and each of those plans that
+    is not fabgen's text, in name order."""
+    from fabgen.lint.deployed import _is_dir, _read, redact, render_collected
     from fabgen.targets.mlx5.parse import parse_nic_plan
     from fabgen.targets.mlx5.scripts import plan_path
-    from fabgen.targets.render import render_files
 
-    hosts_dir = base / "hosts"
-    if not _is_dir(hosts_dir, base):
-        return ()
+    if not _is_dir(base / "hosts", base):
+        return (), ()
     planned = {h.name for h in plan.hosts if h.nic_intent is not None}
-    present = sorted(name for name in planned if os.path.lexists(base / plan_path(name)))
+    present = tuple(sorted(name for name in planned if os.path.lexists(base / plan_path(name))))
     if not present:
-        return ()
-    devices = None if len(present) == len(planned) else [glob.escape(name) for name in present]
+        return (), ()
     try:
-        rendered, _ = render_files(plan, [NIC_TARGET], devices)
+        rendered = render_collected(plan, NIC_TARGET, present, len(planned))
     except FabgenError as exc:
         why = "not compared: fabgen cannot render its NIC plan: " + "; ".join(p.message for p in exc.problems[:2])
-        return tuple(DeployedNicPlan(name, str(base / plan_path(name)), problem=why) for name in present)
+        return present, tuple(DeployedNicPlan(name, str(base / plan_path(name)), problem=why) for name in present)
     out = []
     for name in present:
         rel = plan_path(name)
@@ -86,4 +81,4 @@ def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[DeployedNicPlan, ...]:
             out.append(DeployedNicPlan(name, path, problem="roce-nic.sh refuses it: " + redact(str(exc), known)))
             continue
         out.append(DeployedNicPlan(name, path, found, expected))
-    return tuple(out)
+    return present, tuple(out)

@@ -128,8 +128,9 @@ def remote(value: object, what: str) -> str:
 
 
 @dataclass
-class SessionState:
-    """What a reader found of the sessions' and ports' states, beside the values :func:`picture` takes."""
+class States:
+    """What a reader collects besides the values :func:`picture` takes: multipath relax, and the state, timers
+    and BFD of each session and the admin state and speed of each port."""
 
     multipath_relax: bool = False
     shutdown: set[str] = field(default_factory=set)
@@ -171,12 +172,12 @@ def uint16(value: object, what: str) -> int:
 
 def picture(asn_: int | None, router_id: str | None, loopback: list[str], addresses: list[tuple[str, str]],
             neighbors: dict[str, str | None], max_paths: int | None, networks: list[str],
-            state: SessionState | None = None) -> CommonRouting:
+            state: States | None = None) -> CommonRouting:
     """A :class:`CommonRouting` from what a reader collected, sorted into its canonical order.
 
     Only sessions in ``neighbors`` are kept in ``state``'s session sets (a peer group's name is no session).
     """
-    state = state or SessionState()
+    state = state or States()
     return CommonRouting(asn_, router_id, tuple(sorted(loopback)), tuple(sorted(addresses)),
                          tuple(sorted(neighbors.items(), key=lambda item: item[0])), max_paths,
                          tuple(sorted(networks)), state.multipath_relax,

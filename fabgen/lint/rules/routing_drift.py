@@ -13,8 +13,9 @@ counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fabgen.lint.context import LintContext, plural, preview
 from fabgen.lint.finding import Hit, Location
@@ -215,10 +216,9 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         else:
             out.append(_Difference("BGP multipath relax is on, the plan's is off", _RELAX, redeploy))
     out += _address_differences(d, e, known, planned_ports)
-    out += _speed_differences(d, e)
     out += _session_differences(d, e, known)
     out += _state_differences(d, e)
-    out += _timer_differences(d, e)
+    out += _value_differences(d, e)
     if d.networks != e.networks:
         missing = [v for v in e.networks if v not in d.networks]
         extra = [v for v in d.networks if v not in e.networks]
@@ -291,47 +291,40 @@ def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
     return out
 
 
-def _speed_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
-    """Ports both files address whose fixed speed is not the plan's: the link cannot come up at two speeds."""
-    have, want = dict(d.speeds), dict(e.speeds)
-    both = {port for port, _ in e.addresses} & {port for port, _ in d.addresses}
-    changed = sorted((port for port in both if port in want and have.get(port) != want[port]), key=natural_key)
+def _value_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
+    """Per-port and per-session values that are not the plan's: port speeds (on ports both files address), BGP
+    timers and BFD (on planned sessions the file has: a lost one is said once, by :func:`_session_differences`)."""
+    ports = {port for port, _ in e.addresses} & {port for port, _ in d.addresses} & {port for port, _ in e.speeds}
+    sessions = {peer for peer, _ in e.neighbors} & {peer for peer, _ in d.neighbors}
+    return [
+        *_keyed("fabric ports at another speed", ports, dict(d.speeds), dict(e.speeds), _speed, _port_speed,
+                "set the planned speed (re-deploy): the peer runs the plan's, so the link stays down", "more ports"),
+        *_keyed("BGP timers differ", sessions, {t[0]: t[1:] for t in d.timers}, {t[0]: t[1:] for t in e.timers},
+                _units("keepalive/hold {}/{} s"), _timers, "set the planned keepalive and hold (re-deploy)"),
+        *_keyed("BFD differ", sessions, {t[0]: t[1:] for t in d.bfd}, {t[0]: t[1:] for t in e.bfd},
+                _units("tx/rx {} ms/{} ms x {}"), _bfd,
+                "turn BFD on at the planned timers (re-deploy): without it a dead link is noticed only when the "
+                "hold time runs out"),
+    ]
+
+
+def _keyed(what: str, scope: set[str], have: Mapping[str, object], want: Mapping[str, object],
+           show: Callable[[Any], str], paths: Callable[[str], tuple[Path, ...]], fix: str,
+           more: str = "more sessions") -> list[_Difference]:
+    """One finding for the names of ``scope`` whose value differs, the first few shown: numbers, never free text."""
+    changed = sorted((name for name in scope if have.get(name) != want.get(name)), key=natural_key)
     if not changed:
         return []
-    said = [f"{port} {_speed(have.get(port))} (plan {_speed(want[port])})" for port in changed[:4]]
-    return [_Difference("fabric ports at another speed: " + _joined(said, len(changed), "more ports"),
-                        _port_speed(changed[0]),
-                        "set the planned speed (re-deploy): the peer runs the plan's, so the link stays down")]
+    said = [f"{name} {show(have.get(name))} (plan {show(want.get(name))})" for name in changed[:4]]
+    return [_Difference(f"{what}: " + _joined(said, len(changed), more), paths(changed[0]), fix)]
 
 
 def _speed(mbps: int | None) -> str:
     return "auto or unset" if mbps is None else f"{mbps / 1000:g}G"
 
 
-def _timer_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
-    """Planned sessions whose BGP timers or BFD are not the plan's: they notice a dead link later (or sooner)."""
-    planned = {peer for peer, _ in e.neighbors} & {peer for peer, _ in d.neighbors}  # a lost one is said once
-    out: list[_Difference] = []
-    for what, have, want, unit, paths, fix in (
-            ("BGP timers", {p: t[1:] for t in d.timers if (p := t[0]) in planned},
-             {t[0]: t[1:] for t in e.timers}, "keepalive/hold {}/{} s", _timers,
-             "set the planned keepalive and hold (re-deploy)"),
-            ("BFD", {p: t[1:] for t in d.bfd if (p := t[0]) in planned}, {t[0]: t[1:] for t in e.bfd},
-             "tx/rx {} ms/{} ms x {}", _bfd,
-             "turn BFD on at the planned timers (re-deploy): without it a dead link is noticed only when the hold "
-             "time runs out")):
-        changed = sorted((peer for peer in planned if have.get(peer) != want.get(peer)), key=natural_key)
-        if not changed:
-            continue
-        said = [f"{peer} {_shown_timers(have.get(peer), unit)} (plan {_shown_timers(want.get(peer), unit)})"
-                for peer in changed[:4]]
-        out.append(_Difference(f"{what} differ: " + _joined(said, len(changed), "more sessions"),
-                               paths(changed[0]), fix))
-    return out
-
-
-def _shown_timers(values: tuple[int, ...] | None, unit: str) -> str:
-    return "none (the OS default)" if values is None else unit.format(*values)
+def _units(unit: str) -> Callable[[tuple[int, ...] | None], str]:
+    return lambda values: "none (the OS default)" if values is None else unit.format(*values)
 
 
 def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:

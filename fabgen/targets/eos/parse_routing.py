@@ -29,7 +29,7 @@ from fabgen.targets.eos.parse import INDENT
 from fabgen.targets.routing_common import (
     BFD_DEFAULT,
     CommonRouting,
-    SessionState,
+    States,
     address,
     asn,
     is_address,
@@ -57,7 +57,7 @@ def parse_eos_routing(text: str) -> CommonRouting:
     groups: dict[str, str] = {}
     """Session -> its peer group."""
     networks: list[str] = []
-    state = SessionState()
+    state = States()
     shut: set[str] = set()
     """Sessions and peer groups with ``neighbor X shutdown``."""
     activated: dict[str, bool] = {}
@@ -93,17 +93,16 @@ def parse_eos_routing(text: str) -> CommonRouting:
                 loopback.append(prefix(words[2], "interface 'Loopback0'"))
             elif top[1].startswith("Ethernet"):
                 addresses.append((top[1], prefix(words[2], f"interface {top[1]!r}")))
-        elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1 \
-                and words in (["shutdown"], ["no", "shutdown"]):
-            (state.ports_down.add if words == ["shutdown"] else state.ports_down.discard)(top[1])
-        elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1 \
-                and words[0] == "speed" and len(words) >= 2:
-            speed = mbps(words[2] if words[1] == "forced" and len(words) > 2 else words[1],
-                         f"interface {top[1]!r} speed")
-            if speed is None:
-                state.speeds.pop(top[1], None)
-            else:
-                state.speeds[top[1]] = speed
+        elif len(top) == 2 and top[0] == "interface" and top[1].startswith("Ethernet") and depth == 1:
+            if words in (["shutdown"], ["no", "shutdown"]):
+                (state.ports_down.add if words == ["shutdown"] else state.ports_down.discard)(top[1])
+            elif words[0] == "speed" and len(words) >= 2:
+                speed = mbps(words[2] if words[1] == "forced" and len(words) > 2 else words[1],
+                             f"interface {top[1]!r} speed")
+                if speed is None:
+                    state.speeds.pop(top[1], None)
+                else:
+                    state.speeds[top[1]] = speed
         elif top[:2] != ["router", "bgp"]:
             continue
         elif depth == 2 and under == ["address-family", "ipv4"] and words[0] == "network" and len(words) >= 2:

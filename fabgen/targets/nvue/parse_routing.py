@@ -27,7 +27,7 @@ from fabgen.targets.nvue.parse import load_set_tree
 from fabgen.targets.routing_common import (
     BFD_DEFAULT,
     CommonRouting,
-    SessionState,
+    States,
     address,
     asn,
     mbps,
@@ -59,7 +59,7 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
     tree = load_set_tree(startup_yaml_text)
     loopback: list[str] = []
     addresses: list[tuple[str, str]] = []
-    state = SessionState()
+    state = States()
     for name, conf in _at(tree, "interface").items():
         if name != "lo" and not name.startswith("swp"):
             continue

@@ -37,7 +37,7 @@ from typing import Any
 from fabgen.targets.routing_common import (
     BFD_DEFAULT,
     CommonRouting,
-    SessionState,
+    States,
     address,
     asn,
     picture,
@@ -88,7 +88,7 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     addresses = _prefixes(data, "INTERFACE")
     frrcfgd = metadata.get("frr_mgmt_framework_config") == "true"
     ports = _table(data, "PORT")
-    state = SessionState()
+    state = States()
     for port in ports:
         entry = _entry(ports, "PORT", port)
         if entry.get("admin_status") != "up":
@@ -96,6 +96,7 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
         if "speed" in entry:
             state.speeds[str(port)] = _mbps(entry["speed"], f"PORT {port!r} speed")
     default_status = "up" if frrcfgd else metadata.get("default_bgp_status", "up")
+    families = _table(data, "BGP_NEIGHBOR_AF")
     neighbors: dict[str, str | None] = {}
     for key, entry in _table(data, "BGP_NEIGHBOR").items():
         vrf, bar, peer = str(key).rpartition("|")
@@ -108,7 +109,7 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
         if entry.get("admin_status", default_status) in ("down", "false"):
             state.shutdown.add(session)
         if frrcfgd:
-            family = _entry(_table(data, "BGP_NEIGHBOR_AF"), "BGP_NEIGHBOR_AF", f"default|{peer}|ipv4_unicast")
+            family = _entry(families, "BGP_NEIGHBOR_AF", f"default|{peer}|ipv4_unicast")
             if family.get("admin_status") not in ("up", "true"):
                 state.inactive.add(session)
             if entry.get("bfd") == "true":  # frrcfgd only; FRR's bfdd timers, none in CONFIG_DB
