@@ -7,7 +7,9 @@ from its own file to :class:`CommonRouting` (``eos/parse_routing.py``,
 ``sonic/parse_routing.py``, ``nvue/parse_routing.py``); the cross-OS test
 renders one plan for EOS, SONiC and NVUE and asserts the three pictures of each
 switch are equal once port names are matched. The picture holds only what all
-three OSes write, so the plan's picture never differs by OS.
+three OSes write, so the plan's picture never differs by OS, but for how ECMP
+spreads: EOS leaves the hashed fields to the platform (``ecmp_hash`` None), and
+each OS has its own way off the static hash (``load_balancing``, ``qp_hash``).
 """
 
 from __future__ import annotations
@@ -69,6 +71,18 @@ class CommonRouting:
     """Front-panel ports the file holds administratively down (EOS ``shutdown``, SONiC ``admin_status`` other
     than ``up``, whose default is down, NVUE ``link state down``), sorted. A port the file does not list is not
     in it."""
+    ecmp_hash: tuple[str, ...] | None = None
+    """The header fields ECMP hashes a RoCE packet on, in ``sonic-hash.yang``'s names (``SRC_IP``,
+    ``L4_SRC_PORT``: :data:`ECMP_HASH_FIELDS`), sorted: SONiC's ``SWITCH_HASH|GLOBAL.ecmp_hash``, NVUE's
+    ``system forwarding ecmp-hash`` over its defaults. None where the file leaves them to the platform (EOS,
+    whose hash fabgen does not write; SONiC without ``SWITCH_HASH``). RoCE spreads its queue pairs by UDP source
+    port, so a hash without ``L4_SRC_PORT`` puts every QP of a host pair on one path."""
+    qp_hash: bool = False
+    """RoCE's destination QP is hashed too: EOS's ``default`` sand profile hashes UDP 4791 on payload bytes 5-7
+    (the BTH's destination QP)."""
+    load_balancing: str = "ecmp"
+    """How ECMP members are chosen: ``ecmp`` (the hash alone), ``dlb`` (EOS ``ip hardware fib load-balance
+    distribution dynamic``) or ``spray`` (NVUE ``router adaptive-routing enable on``)."""
 
 
 def prefix(text: str, what: str) -> str:
@@ -127,10 +141,16 @@ def remote(value: object, what: str) -> str:
     return str(asn(value, what))
 
 
+ECMP_HASH_FIELDS = frozenset({"IN_PORT", "DST_MAC", "SRC_MAC", "ETHERTYPE", "VLAN_ID", "IP_PROTOCOL", "DST_IP",
+                              "SRC_IP", "L4_DST_PORT", "L4_SRC_PORT"})
+"""``sonic-hash.yang``'s hash fields a RoCE packet has: not its ``INNER_*`` ones (RoCE runs in no tunnel fabgen
+plans) nor ``IPV6_FLOW_LABEL`` (the fabric is IPv4), which hash nothing here whether on or off."""
+
+
 @dataclass
 class States:
-    """What a reader collects besides the values :func:`picture` takes: multipath relax, and the state, timers
-    and BFD of each session and the admin state and speed of each port."""
+    """What a reader collects besides the values :func:`picture` takes: multipath relax, how ECMP spreads, and the
+    state, timers and BFD of each session and the admin state and speed of each port."""
 
     multipath_relax: bool = False
     shutdown: set[str] = field(default_factory=set)
@@ -139,6 +159,9 @@ class States:
     speeds: dict[str, int] = field(default_factory=dict)
     timers: dict[str, tuple[int, int]] = field(default_factory=dict)
     bfd: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    ecmp_hash: set[str] | None = None
+    qp_hash: bool = False
+    load_balancing: str = "ecmp"
 
 
 _GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-[1-8]|full)?")
@@ -185,4 +208,6 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted(state.inactive & neighbors.keys())),
                          tuple(sorted((peer, *pair) for peer, pair in state.timers.items() if peer in neighbors)),
                          tuple(sorted((peer, *pair) for peer, pair in state.bfd.items() if peer in neighbors)),
-                         tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)))
+                         tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)),
+                         None if state.ecmp_hash is None else tuple(sorted(state.ecmp_hash & ECMP_HASH_FIELDS)),
+                         state.qp_hash, state.load_balancing)

@@ -17,7 +17,7 @@ from fabgen.lint.config import LintConfig
 from fabgen.lint.deployed import read_deployed
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
 from fabgen.plan.model import FabricPlan
-from fabgen.targets.eos.parse_routing import parse_eos_routing
+from fabgen.targets.eos.parse_routing import parse_eos_routing, payload_bytes
 from fabgen.targets.nvue.parse_routing import parse_nvue_routing
 from fabgen.targets.routing_common import CommonRouting
 from fabgen.targets.sonic.parse_routing import parse_sonic_routing
@@ -26,6 +26,7 @@ from tests.helpers import edited
 EOS = ("lab", "leaf-r0-p00-01.cfg")
 SONIC = ("sonic-pod", "leaf-r0-p00-01/config_db.json")
 NVUE = ("cumulus-pod", "leaf-r0-p00-01/startup.yaml")
+FIVE_TUPLE = ("DST_IP", "IP_PROTOCOL", "L4_DST_PORT", "L4_SRC_PORT", "SRC_IP")
 STRANGER = "192.168.99.7"
 """A neighbor address no example plans: it must never be printed."""
 
@@ -209,6 +210,30 @@ CASES = [
                                           'description: "spine-01:swp2"\n                address-family:\n'
                                           '                  ipv4-unicast: {enable: "off"}'),
      "not activated for IPv4 unicast (up, but exchanging no route): 10.30.0.66", 'ipv4-unicast: {enable: "off"}'),
+    # how ECMP spreads: DLB or adaptive routing, RoCE QP hashing, the hashed fields
+    ("eos-dlb-added", EOS, _replace("hostname leaf-r0-p00-01\n", "hostname leaf-r0-p00-01\n"
+                                    "ip hardware fib load-balance distribution dynamic\n"),
+     "ECMP members are chosen by dynamic load balancing (DLB), the plan's is the ECMP hash alone",
+     "ip hardware fib load-balance distribution dynamic"),
+    ("eos-qp-hash-added", EOS, _replace("hostname leaf-r0-p00-01\n", "hostname leaf-r0-p00-01\nload-balance policies\n"
+                                        "   load-balance sand profile default\n      fields udp dst-port 4791\n"
+                                        "         payload bytes 0,5-7\n"),
+     "RoCE QP hashing is on, the plan's is off", "payload bytes 0,5-7"),
+    ("sonic-hash-port", SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].remove("L4_SRC_PORT")),
+     "ECMP hash fields differ: without L4_SRC_PORT (plan DST_IP, IP_PROTOCOL, L4_DST_PORT, L4_SRC_PORT, SRC_IP)",
+     '"ecmp_hash": ['),
+    ("sonic-hash-more", SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].extend(["IN_PORT", "INNER_SRC_IP"])),
+     "ECMP hash fields differ: also on IN_PORT (plan", '"ecmp_hash": ['),
+    ("sonic-hash-gone", SONIC, _json(lambda d: d.pop("SWITCH_HASH")),
+     "ECMP hash fields differ: left to the platform's default, the plan hashes on DST_IP, IP_PROTOCOL, "
+     "L4_DST_PORT, L4_SRC_PORT, SRC_IP", "{"),
+    ("nvue-hash-port", NVUE, _replace('source-port: "on"', 'source-port: "off"'),
+     "ECMP hash fields differ: without L4_SRC_PORT (plan", "ecmp-hash:"),
+    ("nvue-hash-ingress", NVUE, _replace('destination-port: "on"}', 'destination-port: "on", ingress-interface: on}'),
+     "ECMP hash fields differ: also on IN_PORT (plan", "ecmp-hash:"),
+    ("nvue-spray-added", NVUE, _replace('    router:\n', '    router:\n      adaptive-routing: {enable: "on"}\n'),
+     "ECMP members are chosen by adaptive routing (per-packet spraying), the plan's is the ECMP hash alone",
+     "adaptive-routing:"),
 ]
 
 
@@ -262,13 +287,96 @@ def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
     (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="s3cr3t-token"))),
     (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="9" * 5000))),
     (NVUE, _replace('speed: "400G"', 'speed: "s3cr3t-token"')),
+    (EOS, _replace("hostname leaf-r0-p00-01\n", "hostname leaf-r0-p00-01\nload-balance policies\n"
+                   "   load-balance sand profile default\n      fields udp dst-port 4791\n"
+                   "         payload bytes 5-s3cr3t-token\n")),
+    (EOS, _replace("hostname leaf-r0-p00-01\n", "hostname leaf-r0-p00-01\nload-balance policies\n"
+                   "   load-balance sand profile default\n      fields udp dst-port 4791\n"
+                   "         payload bytes 5-" + "7" * 5000 + "\n")),
+    (SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].append("s3cr3t-token"))),
+    (SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"].update(ecmp_hash="s3cr3t-token"))),
+    (NVUE, _replace("ecmp-hash: {", "ecmp-hash: s3cr3t-token\n        old-hash: {")),
 ], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths", "eos-speed",
-        "sonic-speed", "sonic-speed-digits", "nvue-speed"])
+        "sonic-speed", "sonic-speed-digits", "nvue-speed", "eos-payload-bytes", "eos-payload-digits",
+        "sonic-hash-field", "sonic-hash-list", "nvue-hash"])
 def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
                                                            tmp_path: Path) -> None:
     findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))
     assert [f.code for f in findings] == ["FG504"], findings
     assert "s3cr3t" not in findings[0].message
+
+
+@pytest.mark.parametrize(("edit", "switch", "change", "says", "line"), [
+    # planned DLB on the lab's Tomahawk spines, its line removed: nothing else says it, so the file's first line
+    (lambda d: d["fabric"]["load_balancing"].update(mode="dlb"), "spine-01.cfg",
+     _replace("ip hardware fib load-balance distribution dynamic\n", ""),
+     "ECMP members are chosen by the ECMP hash alone, the plan's is dynamic load balancing (DLB)", "! fabgen: "),
+    # planned QP hashing on Jericho spines, hashing two of the QP's three bytes
+    (lambda d: d["fabric"]["tiers"]["spine"].update(model="7800R3-36D"), "spine-01.cfg",
+     _replace("payload bytes 5-7", "payload bytes 5,6"),
+     "RoCE QP hashing is off (no default sand profile hashing UDP 4791 on payload bytes 5-7), the plan's is on",
+     "payload bytes 5,6"),
+    (lambda d: d["fabric"]["tiers"]["spine"].update(model="7800R3-36D"), "spine-01.cfg",
+     _replace("load-balance sand profile default", "load-balance sand profile ROCE"),
+     "RoCE QP hashing is off", "load-balance policies"),
+], ids=["dlb-dropped", "qp-bytes", "qp-profile-renamed"])
+def test_a_planned_spread_the_deployed_file_lost_is_found(edit: Callable[[dict[str, Any]], None], switch: str,
+                                                          change: Callable[[str], str], says: str, line: str,
+                                                          tmp_path: Path) -> None:
+    spec = load_spec(edited(edit))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    path = root / "switches" / switch
+    assert not lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",))), "fabgen's own file agrees"
+    text = change(path.read_text())
+    path.write_text(text)
+    findings = lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",)))
+    assert [says in f.message for f in findings] == [True], [f.message for f in findings]
+    assert line in text.splitlines()[findings[0].line - 1], findings[0].line
+
+
+def test_planned_adaptive_routing_dropped_on_nvue_is_found(tmp_path: Path) -> None:
+    def spray(data: dict[str, Any]) -> None:
+        data["fabric"]["load_balancing"]["mode"] = "spray"
+    spec = load_spec(edited(spray, "cumulus-pod"))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    path = root / "switches" / "leaf-r0-p00-01" / "startup.yaml"
+    text = path.read_text()
+    assert parse_nvue_routing(text).load_balancing == "spray"
+    glob = '\n      adaptive-routing: {enable: "on"}\n'  # the global switch under router (the ports' stand deeper)
+    assert text.count(glob) == 1
+    path.write_text(text.replace(glob, glob.replace('"on"', '"off"')))
+    findings = lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",)))
+    assert [f.message for f in findings] == [
+        "leaf-r0-p00-01: ECMP members are chosen by the ECMP hash alone, the plan's is adaptive routing "
+        "(per-packet spraying)"]
+
+
+def test_readers_follow_the_spread_defaults() -> None:
+    assert payload_bytes("5-7") == payload_bytes("5,6,7") == {5, 6, 7}
+    assert payload_bytes("0-2,9,60-62") == {0, 1, 2, 9, 60, 61, 62}
+    for bad in ("", "7-5", "63", "5-", "-5", "a", "5,,6", "٥"):
+        with pytest.raises(ValueError, match="payload bytes"):
+            payload_bytes(bad)
+    sand = "load-balance policies\n   load-balance sand profile default\n      fields udp dst-port {port}\n" \
+           "         payload bytes {bytes}\n"
+    assert parse_eos_routing(sand.format(port=4791, bytes="0-10")).qp_hash
+    assert not parse_eos_routing(sand.format(port=4792, bytes="5-7")).qp_hash, "another UDP port is not RoCE"
+    assert not parse_eos_routing(sand.format(port=4791, bytes="5-6")).qp_hash
+    assert parse_eos_routing("ip hardware fib\n   load-balance distribution dynamic\n").load_balancing == "dlb"
+    assert parse_eos_routing("hostname x\n").ecmp_hash is None
+    # NVUE: its defaults hash the 5-tuple; 5.15 spells on/off enabled/disabled; unknown fields hash nothing here
+    assert parse_nvue_routing("- set:\n    system: {hostname: x}\n").ecmp_hash == FIVE_TUPLE
+    nvue = parse_nvue_routing("- set:\n    system:\n      forwarding:\n        ecmp-hash: {source-port: disabled, "
+                              "ingress-interface: enabled, inner-source-ip: on, ipv6-label: off}\n")
+    assert nvue.ecmp_hash == ("DST_IP", "IN_PORT", "IP_PROTOCOL", "L4_DST_PORT", "SRC_IP")
+    # SONiC: no SWITCH_HASH is the platform's hash; fields a RoCE packet lacks are left out
+    assert parse_sonic_routing({}).ecmp_hash is None
+    assert parse_sonic_routing({"SWITCH_HASH": {"GLOBAL": {"ecmp_hash": ["INNER_SRC_IP", "SRC_IP"]}}}).ecmp_hash \
+        == ("SRC_IP",)
 
 
 def test_readers_follow_peer_groups_and_bgpcfgd() -> None:
@@ -370,8 +478,11 @@ def _on(os_name: str, scheme: str = "rfc7938", timers: bool = False) -> str:
 
 
 def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
-    """The picture with each port named by its place in the plan: port names are the platform's, not routing."""
-    return replace(picture, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
+    """The picture with each port named by its place in the plan: port names are the platform's, not routing.
+
+    The hashed fields are left out: EOS leaves them to the platform (the test asserts each OS's apart).
+    """
+    return replace(picture, ecmp_hash=None, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
                    ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)),
                    speeds=tuple(sorted((str(ports[port]), mbps) for port, mbps in picture.speeds)))
 
@@ -392,6 +503,8 @@ def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str, timers: b
             else:
                 picture = parse_nvue_routing(files[f"switches/{switch.name}/startup.yaml"])
             assert {port for port, _ in picture.addresses} == {p.name for p in switch.ports}, os_name
+            assert picture.ecmp_hash == (None if os_name == "eos" else FIVE_TUPLE), os_name
+            assert (picture.qp_hash, picture.load_balancing) == (False, "ecmp"), "the lab's 7060s have no sand profile"
             parsed[switch.name] = _neutral(picture, {p.name: i for i, p in enumerate(switch.ports)})
         pictures[os_name] = parsed
     assert pictures["eos"] == pictures["sonic"] == pictures["cumulus"]

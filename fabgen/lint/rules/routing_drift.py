@@ -59,6 +59,16 @@ _RELAX: tuple[Path, ...] = ((_BGP, r"^\s+bgp bestpath as-path multipath-relax\b"
                            (r'^\s*"BGP_GLOBALS":', r'"load_balance_mp_relax"'), (r"^\s+path-selection:",), *_ASN)
 
 
+_DLB: tuple[Path, ...] = ((r"^ip hardware fib load-balance distribution dynamic\b",), (r"^ip hardware fib\b",),
+                         (r"^\s+router:", r"^\s+adaptive-routing:"))
+_QP_HASH: tuple[Path, ...] = ((r"^load-balance policies\b", r"^\s+load-balance sand profile default\s*$",
+                               r"^\s+fields udp dst-port\b", r"^\s+payload bytes\b"),)
+_ECMP_HASH: tuple[Path, ...] = ((r'^\s*"SWITCH_HASH":', r'"ecmp_hash"'), (r"^\s+forwarding:", r"^\s+ecmp-hash:"),
+                               (r"^\s+system:", r"^\s+forwarding:"))
+_SPREAD = {"ecmp": "the ECMP hash alone", "dlb": "dynamic load balancing (DLB)",
+           "spray": "adaptive routing (per-packet spraying)"}
+
+
 def _port_state(name: str) -> tuple[Path, ...]:
     p = re.escape(name)
     return ((rf"^interface {p}\s*$", r"^\s+(no )?shutdown\s*$"), (r'^\s*"PORT":', rf'^\s*"{p}":', r'"admin_status"'),
@@ -207,14 +217,13 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         parts = ([f"lacks {', '.join(missing)}"] if missing else []) + \
             ([f"carries {_values(extra, known, 'address', 'addresses')}"] if extra else [])
         out.append(_Difference("loopback " + "; ".join(parts), _LOOPBACK, redeploy))
-    if d.multipath_relax != e.multipath_relax and e.asn is not None:
-        if e.multipath_relax:
-            out.append(_Difference("BGP multipath relax is off, the plan's is on: routes through peers of "
-                                   "different ASNs are not balanced", _RELAX,
-                                   "turn multipath relax on (re-deploy): without it one uplink carries what "
-                                   "the plan spreads over several"))
-        else:
-            out.append(_Difference("BGP multipath relax is on, the plan's is off", _RELAX, redeploy))
+    if e.asn is not None:
+        out += _switched(d.multipath_relax, e.multipath_relax, "BGP multipath relax",
+                         "BGP multipath relax is off, the plan's is on: routes through peers of different ASNs are "
+                         "not balanced", _RELAX,
+                         "turn multipath relax on (re-deploy): without it one uplink carries what the plan spreads "
+                         "over several")
+    out += _spread_differences(d, e)
     out += _address_differences(d, e, known, planned_ports)
     out += _session_differences(d, e, known)
     out += _state_differences(d, e)
@@ -229,6 +238,53 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         if extra:
             out.append(_Difference(f"BGP announces more than the plan: {_values(extra, known, 'prefix', 'prefixes')}",
                                    _network(extra[0]), "remove them, or put them in the spec"))
+    return out
+
+
+def _switched(have: bool, want: bool, what: str, lost: str, paths: tuple[Path, ...], fix: str) -> list[_Difference]:
+    """A setting on or off against the plan: ``lost`` says what its absence costs, one on the plan lacks is
+    ``what`` named."""
+    if have == want:
+        return []
+    if want:
+        return [_Difference(lost, paths, fix)]
+    return [_Difference(f"{what} is on, the plan's is off", paths,
+                        "re-deploy fabgen's configuration, or put the change in the spec")]
+
+
+def _spread_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
+    """How ECMP spreads flows over the uplinks: the member choice, RoCE QP hashing and the hashed fields.
+
+    The fields are ``sonic-hash.yang``'s names the readers checked or mapped, never the file's own words.
+    """
+    redeploy = "re-deploy fabgen's configuration, or put the change in the spec"
+    out: list[_Difference] = []
+    if d.load_balancing != e.load_balancing:
+        fix = redeploy if e.load_balancing == "ecmp" else \
+            f"turn {_SPREAD[e.load_balancing]} on again (re-deploy): by the hash alone, flows that land on one uplink stay there"
+        out.append(_Difference(f"ECMP members are chosen by {_SPREAD.get(d.load_balancing, 'another method')}, "
+                               f"the plan's is {_SPREAD[e.load_balancing]}", _DLB, fix))
+    out += _switched(d.qp_hash, e.qp_hash, "RoCE QP hashing",
+                     "RoCE QP hashing is off (no default sand profile hashing UDP 4791 on payload bytes 5-7), the "
+                     "plan's is on", _QP_HASH,
+                     "hash RoCE on the destination QP again (re-deploy): queue pairs that share a 5-tuple then "
+                     "share one path")
+    if d.ecmp_hash != e.ecmp_hash:
+        if e.ecmp_hash is None:
+            said = "the file chooses them, the plan leaves them to the platform"
+        elif d.ecmp_hash is None:
+            said = f"left to the platform's default, the plan hashes on {', '.join(e.ecmp_hash)}"
+        else:
+            missing = [f for f in e.ecmp_hash if f not in d.ecmp_hash]
+            extra = [f for f in d.ecmp_hash if f not in e.ecmp_hash]
+            said = "; ".join(([f"without {', '.join(missing)}"] if missing else [])
+                             + ([f"also on {', '.join(extra)}"] if extra else []))
+            said += f" (plan {', '.join(e.ecmp_hash)})"
+        lost_port = e.ecmp_hash is not None and "L4_SRC_PORT" in e.ecmp_hash and (
+            d.ecmp_hash is not None and "L4_SRC_PORT" not in d.ecmp_hash)
+        fix = ("hash on the plan's fields (re-deploy): RoCE gives each queue pair its own UDP source port, so without "
+               "L4_SRC_PORT every queue pair of a host pair takes one path") if lost_port else redeploy
+        out.append(_Difference(f"ECMP hash fields differ: {said}", _ECMP_HASH, fix))
     return out
 
 
@@ -366,8 +422,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         (local ASN, router-id, loopback and fabric port addresses, the BGP
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
-        activated for IPv4, their timers and BFD, and each fabric port's speed
-        and admin state)
+        activated for IPv4, their timers and BFD, each fabric port's speed
+        and admin state, and how ECMP spreads: DLB or adaptive routing, RoCE
+        QP hashing, and the hashed header fields)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not
@@ -382,6 +439,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         session left shut after maintenance, or a session that comes up without
         IPv4 activated, looks healthy in a summary and carries nothing; without
         multipath relax, uplinks to spines of different ASNs are not balanced.
+        A hash that drops the UDP source port (or the QP hash, or DLB) puts a
+        host pair's queue pairs on one uplink: the job runs at a fraction of
+        its bandwidth with every link up.
         Such edits survive until the next push and break what the FG6xx rules
         checked in the plan.
 

@@ -63,6 +63,8 @@ from fabgen.targets.eos.fill import MARK, render_filled, slotted
 from fabgen.targets.eos.headroom import mmu_profile
 from fabgen.targets.eos.limits import ECMP, interface_speed, plan_limits
 from fabgen.targets.eos.model import (
+    BTH_DEST_QP_BYTES,
+    ROCE_UDP_PORT,
     BfdTimers,
     BgpNeighborConfig,
     DscpMap,
@@ -89,9 +91,6 @@ from fabgen.targets.eos.text import by_address, config_text, eos_mtu
 from fabgen.targets.eos.values import PlanValues
 
 TEMPLATE = "eos/switch.cfg.j2"
-ROCE_UDP_PORT = 4791
-BTH_DEST_QP_BYTES = "5-7"
-"""Destination QP inside the InfiniBand Base Transport Header (UDP payload offsets)."""
 DSCPS_PER_LINE = 8
 """DSCP values per ``qos map dscp`` line: short lines that read well and stay within any CLI limit."""
 WATCHDOG_ACTIONS = {"drop": "drop"}

@@ -63,6 +63,12 @@ class QosProfile:
     tx_queues: tuple[TxQueue, ...]
 
 
+ROCE_UDP_PORT = 4791
+BTH_DEST_QP_BYTES = "5-7"
+"""Destination QP inside the InfiniBand Base Transport Header (UDP payload offsets), as a sand profile's
+``payload bytes`` takes them."""
+
+
 @dataclass(frozen=True, slots=True)
 class SandProfile:
     name: str

@@ -21,10 +21,17 @@ activated for IPv4: ``neighbor A activate`` or ``no neighbor A activate`` under
 which ``no bgp default ipv4-unicast`` turns off. Timers are the session's
 ``neighbor A timers K H``, its group's, else ``timers bgp K H``; BFD is
 ``neighbor A bfd`` with its ``bfd interval T min-rx R multiplier M`` line.
+
+Spread: ``ip hardware fib load-balance distribution dynamic`` is ``dlb``; RoCE
+QP hashing is the ``default`` sand profile of ``load-balance policies`` with
+``fields udp dst-port 4791`` and ``payload bytes`` covering bytes 5-7 (AVD's
+byte list: ``5-7``, ``0,5,6,7``, ...). EOS's own hash fields are not read
+(fabgen writes none), so the picture's ``ecmp_hash`` is None.
 """
 
 from __future__ import annotations
 
+from fabgen.targets.eos.model import BTH_DEST_QP_BYTES, ROCE_UDP_PORT
 from fabgen.targets.eos.parse import INDENT
 from fabgen.targets.routing_common import (
     BFD_DEFAULT,
@@ -71,13 +78,17 @@ def parse_eos_routing(text: str) -> CommonRouting:
     """Session or peer group -> its ``bfd interval T min-rx R multiplier M``."""
     top: list[str] = []
     under: list[str] = []
+    middle: list[str] = []
+    """The line at depth 2 a deeper one stands under (a sand profile's ``fields udp``)."""
     for raw in text.splitlines():
         words = raw.split()
         if not words or words[0].startswith("!"):
             continue
         depth = (len(raw) - len(raw.lstrip(" "))) // INDENT
         if depth == 0:
-            top, under = words, []
+            top, under, middle = words, [], []
+            if words == _DLB:
+                state.load_balancing = "dlb"
             if words[:2] == ["router", "bgp"]:
                 if local is not None:
                     raise ValueError("two 'router bgp' blocks (EOS runs one BGP instance)")
@@ -86,7 +97,15 @@ def parse_eos_routing(text: str) -> CommonRouting:
                 local = asn(words[2], "router bgp")
             continue
         if depth == 1:
-            under = words
+            under, middle = words, []
+            if top == _DLB[:3] and words == _DLB[3:]:
+                state.load_balancing = "dlb"
+        elif depth == 2:
+            middle = words
+        if top == _POLICIES:
+            if depth == 3 and under == _DEFAULT_SAND and middle == _ROCE_UDP and words[:2] == ["payload", "bytes"]:
+                state.qp_hash = len(words) == 3 and _QP_BYTES.issubset(payload_bytes(words[2]))
+            continue
         if len(top) == 2 and top[0] == "interface" and depth == 1 and words[:2] == ["ip", "address"] \
                 and (len(words) == 3 or (len(words) == 4 and words[3] == "secondary")):
             if top[1] == "Loopback0":
@@ -147,6 +166,32 @@ def parse_eos_routing(text: str) -> CommonRouting:
         if peer in bfd or group in bfd:
             state.bfd[peer] = bfd_timers.get(peer) or bfd_timers.get(group or "") or BFD_DEFAULT
     return picture(local, router_id, loopback, addresses, sessions, max_paths, networks, state)
+
+
+_DLB = ["ip", "hardware", "fib", "load-balance", "distribution", "dynamic"]
+_POLICIES = ["load-balance", "policies"]
+_DEFAULT_SAND = ["load-balance", "sand", "profile", "default"]
+"""The sand profile EOS applies to every port."""
+_ROCE_UDP = ["fields", "udp", "dst-port", str(ROCE_UDP_PORT)]
+
+
+def payload_bytes(text: str) -> frozenset[int]:
+    """A sand profile's ``payload bytes``: bytes 0-62 as ``5``, ``0,1,5``, ``5-7`` or a mix; ValueError for anything
+    else (quoted: the value is the file's)."""
+    found: set[int] = set()
+    for part in text.split(","):
+        low, dash, high = part.partition("-")
+        if not (low.isascii() and low.isdigit() and len(low) <= 2 and (not dash or (
+                high.isascii() and high.isdigit() and len(high) <= 2))):
+            raise ValueError(f"sand profile payload bytes: {text!r} is not a byte list")
+        first, last = int(low), int(high) if dash else int(low)
+        if not first <= last <= 62:
+            raise ValueError(f"sand profile payload bytes: {text!r} is not a byte list from 0 to 62")
+        found.update(range(first, last + 1))
+    return frozenset(found)
+
+
+_QP_BYTES = payload_bytes(BTH_DEST_QP_BYTES)
 
 
 def _bfd(words: list[str], bfd: set[str], timers: dict[str, tuple[int, int, int]]) -> None:

@@ -16,6 +16,11 @@ enable`` is ``off`` (its own, else its peer group's; NVUE's default is on); and
 ``path-selection multipath aspath-ignore: on`` for multipath relax. Timers and
 BFD are a neighbor's ``timers`` and ``bfd`` (else its peer group's), what they
 leave out at NVUE's defaults (3/9 s; 300 ms, 3).
+
+Spread: ``system forwarding ecmp-hash``, each field ``on`` or ``off`` over NVUE's
+defaults (the 5-tuple on, ``ingress-interface`` off; ``nv show system
+forwarding``), so a file that leaves it out hashes the 5-tuple; ``router
+adaptive-routing enable on`` is ``spray``.
 """
 
 from __future__ import annotations
@@ -54,12 +59,31 @@ def _at(tree: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
     return node
 
 
+ECMP_HASH = {"source-ip": "SRC_IP", "destination-ip": "DST_IP", "ip-protocol": "IP_PROTOCOL",
+             "source-port": "L4_SRC_PORT", "destination-port": "L4_DST_PORT", "ingress-interface": "IN_PORT"}
+"""NVUE's ``ecmp-hash`` fields a RoCE packet has, by their :data:`~fabgen.targets.routing_common.ECMP_HASH_FIELDS`
+names (``ipv6-label``, ``gtp-teid`` and the ``inner-*`` ones it does not have)."""
+ECMP_HASH_DEFAULT = frozenset({"SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_SRC_PORT", "L4_DST_PORT"})
+"""What NVUE hashes on where the file says nothing: the 5-tuple."""
+
+
+def _ecmp_hash(tree: Mapping[str, Any]) -> set[str]:
+    fields = set(ECMP_HASH_DEFAULT)
+    for key, value in _at(tree, "system", "forwarding", "ecmp-hash").items():
+        name, on = ECMP_HASH.get(str(key)), _on(value)
+        if name is not None and on is not None:
+            (fields.add if on else fields.discard)(name)
+    return fields
+
+
 def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
     """The routing picture of a ``startup.yaml``'s text."""
     tree = load_set_tree(startup_yaml_text)
     loopback: list[str] = []
     addresses: list[tuple[str, str]] = []
-    state = States()
+    state = States(ecmp_hash=_ecmp_hash(tree))
+    if _on(_at(tree, "router", "adaptive-routing").get("enable")):
+        state.load_balancing = "spray"
     for name, conf in _at(tree, "interface").items():
         if name != "lo" and not name.startswith("swp"):
             continue
@@ -125,8 +149,13 @@ def _auto(value: Any, default: int, what: str) -> int:
 
 
 def _on(value: Any) -> bool | None:
-    """NVUE's ``on``/``off`` (a YAML 1.1 reader's booleans too); None when unset or anything else."""
-    return {"on": True, "off": False, True: True, False: False}.get(value) if isinstance(value, str | bool) else None
+    """NVUE's ``on``/``off`` (5.15's ``enabled``/``disabled``, a YAML 1.1 reader's booleans too); None when unset
+    or anything else."""
+    return _ON_OFF.get(value) if isinstance(value, str | bool) else None
+
+
+_ON_OFF: dict[str | bool, bool] = {"on": True, "off": False, "enabled": True, "disabled": False, True: True,
+                                   False: False}
 
 
 def _down(value: Any) -> bool:

@@ -27,6 +27,10 @@ multipath with ``BGP_GLOBALS.load_balance_mp_relax: "true"``; bgpcfgd's
 templates activate every session and take relax from the image (on). Timers are
 a neighbor's ``keepalive``/``holdtime``, else (frrcfgd) those of ``BGP_GLOBALS``; BFD is
 a neighbor's ``bfd: "true"`` under frrcfgd, at bfdd's default timers.
+
+ECMP hashing is ``SWITCH_HASH|GLOBAL.ecmp_hash``, a list of ``sonic-hash.yang``'s
+fields (a name outside it raises ``ValueError``); without it the platform's own
+hash applies. CONFIG_DB has no DLB or spraying: the spread is always ``ecmp``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 from fabgen.targets.routing_common import (
     BFD_DEFAULT,
+    ECMP_HASH_FIELDS,
     CommonRouting,
     States,
     address,
@@ -79,6 +84,24 @@ def _mbps(value: object, what: str) -> int:
     return int(text)
 
 
+HASH_FIELDS = frozenset({*ECMP_HASH_FIELDS, "INNER_DST_MAC", "INNER_SRC_MAC", "INNER_ETHERTYPE", "INNER_IP_PROTOCOL",
+                         "INNER_DST_IP", "INNER_SRC_IP", "INNER_L4_DST_PORT", "INNER_L4_SRC_PORT", "IPV6_FLOW_LABEL"})
+"""``sonic-hash.yang``'s ``hash-field`` enumeration."""
+
+
+def _ecmp_hash(data: Mapping[str, Any]) -> set[str] | None:
+    """``SWITCH_HASH|GLOBAL.ecmp_hash`` as a set; None where the file does not set it."""
+    fields = _entry(_table(data, "SWITCH_HASH"), "SWITCH_HASH", "GLOBAL").get("ecmp_hash")
+    if fields is None:
+        return None
+    if not isinstance(fields, list):
+        raise TypeError("SWITCH_HASH 'GLOBAL' ecmp_hash is not a list of fields")
+    for name in fields:
+        if name not in HASH_FIELDS:
+            raise ValueError(f"SWITCH_HASH 'GLOBAL' ecmp_hash: {str(name)!r} is not a hash field")
+    return set(fields)
+
+
 def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     """The routing picture of a decoded ``config_db.json``."""
     if not isinstance(data, Mapping):
@@ -88,7 +111,7 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     addresses = _prefixes(data, "INTERFACE")
     frrcfgd = metadata.get("frr_mgmt_framework_config") == "true"
     ports = _table(data, "PORT")
-    state = States()
+    state = States(ecmp_hash=_ecmp_hash(data))
     for port in ports:
         entry = _entry(ports, "PORT", port)
         if entry.get("admin_status") != "up":
