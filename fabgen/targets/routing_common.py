@@ -66,11 +66,15 @@ class CommonRouting:
     speeds: tuple[tuple[str, int], ...] = ()
     """(port, Mb/s) of every front-panel port the file gives a fixed speed (EOS ``speed 400g-8``, SONiC
     ``speed: "400000"``, NVUE ``link speed 400G``), sorted; a port at ``auto`` or without a speed is not in it.
-    EOS's lane count (``-8``) is no part of it: the other OSes derive it from the port."""
+    EOS's lane count (``-8``) is :attr:`lanes`."""
     ports_down: tuple[str, ...] = ()
     """Front-panel ports the file holds administratively down (EOS ``shutdown``, SONiC ``admin_status`` other
     than ``up``, whose default is down, NVUE ``link state down``), sorted. A port the file does not list is not
     in it."""
+    lanes: tuple[tuple[str, int], ...] = ()
+    """(port, SerDes lanes) of every front-panel port whose lane count the file states (EOS ``speed 400g-8``,
+    SONiC ``PORT.lanes``), sorted; NVUE states none (its ports are the breakout's). A port on other lanes than
+    its peer and optic run stays down at the right speed."""
     ecmp_hash: tuple[str, ...] | None = None
     """The header fields ECMP hashes a RoCE packet on, in ``sonic-hash.yang``'s names (``SRC_IP``,
     ``L4_SRC_PORT``: :data:`ECMP_HASH_FIELDS`), sorted: SONiC's ``SWITCH_HASH|GLOBAL.ecmp_hash``, NVUE's
@@ -157,6 +161,7 @@ class States:
     inactive: set[str] = field(default_factory=set)
     ports_down: set[str] = field(default_factory=set)
     speeds: dict[str, int] = field(default_factory=dict)
+    lanes: dict[str, int] = field(default_factory=dict)
     timers: dict[str, tuple[int, int]] = field(default_factory=dict)
     bfd: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     ecmp_hash: set[str] | None = None
@@ -164,8 +169,14 @@ class States:
     load_balancing: str = "ecmp"
 
 
-_GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-[1-8]|full)?")
-"""A speed in Gb/s as EOS (``400g-8``, ``100gfull``) and NVUE (``400G``) write it."""
+_GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-([1-8])|full)?")
+"""A speed in Gb/s as EOS (``400g-8``, ``100gfull``) and NVUE (``400G``) write it, with EOS's lane count."""
+
+
+def lanes_of(text: str) -> int | None:
+    """The lane count of an EOS speed (``400g-8``: 8); None where it states none (``400g``, ``auto``)."""
+    match = _GBPS.fullmatch(text)
+    return int(match.group(2)) if match is not None and match.group(2) else None
 
 
 def mbps(text: str, what: str) -> int | None:
@@ -209,5 +220,6 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted((peer, *pair) for peer, pair in state.timers.items() if peer in neighbors)),
                          tuple(sorted((peer, *pair) for peer, pair in state.bfd.items() if peer in neighbors)),
                          tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)),
+                         tuple(sorted(state.lanes.items())),
                          None if state.ecmp_hash is None else tuple(sorted(state.ecmp_hash & ECMP_HASH_FIELDS)),
                          state.qp_hash, state.load_balancing)

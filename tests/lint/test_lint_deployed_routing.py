@@ -180,6 +180,11 @@ CASES = [
     ("eos-speed-auto", EOS, _replace("   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed 400g-8",
                                      "   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed auto"),
      "fabric ports at another speed: Ethernet4/1 auto or unset (plan 400G)", "speed auto"),
+    ("eos-lanes", EOS, _replace("   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed 400g-8",
+                                "   description lab04:ens1np0\n   no shutdown\n   mtu 9214\n   speed forced 400g-4"),
+     "fabric ports on another lane count: Ethernet4/1 4 lanes (plan 8 lanes)", "speed forced 400g-4"),
+    ("sonic-lanes", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(lanes="8,9")),
+     "fabric ports on another lane count: Ethernet8 2 lanes (plan 8 lanes)", '"lanes": "8,9"'),
     ("sonic-speed", SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(speed="100000")),
      "fabric ports at another speed: Ethernet8 100G (plan 400G)", '"speed": "100000"'),
     ("nvue-speed", NVUE, _replace('description: "node02:ens1np0"\n        link:\n          mtu: 9216\n'
@@ -296,14 +301,21 @@ def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
     (SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].append("s3cr3t-token"))),
     (SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"].update(ecmp_hash="s3cr3t-token"))),
     (NVUE, _replace("ecmp-hash: {", "ecmp-hash: s3cr3t-token\n        old-hash: {")),
+    (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(lanes="8,s3cr3t-token"))),
 ], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths", "eos-speed",
         "sonic-speed", "sonic-speed-digits", "nvue-speed", "eos-payload-bytes", "eos-payload-digits",
-        "sonic-hash-field", "sonic-hash-list", "nvue-hash"])
+        "sonic-hash-field", "sonic-hash-list", "nvue-hash", "sonic-lanes"])
 def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
                                                            tmp_path: Path) -> None:
     findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))
     assert [f.code for f in findings] == ["FG504"], findings
     assert "s3cr3t" not in findings[0].message
+
+
+def test_an_eos_speed_without_its_lane_count_is_no_drift(tmp_path: Path) -> None:
+    """``speed 400g`` leaves the lanes to the platform, which has one way to run 400G on the port."""
+    findings, _ = _findings(*EOS, lambda text: text.replace("speed 400g-8", "speed 400g"), tmp_path)
+    assert findings == []
 
 
 @pytest.mark.parametrize(("edit", "switch", "change", "says", "line"), [
@@ -368,6 +380,9 @@ def test_readers_follow_the_spread_defaults() -> None:
     assert not parse_eos_routing(sand.format(port=4791, bytes="5-6")).qp_hash
     assert parse_eos_routing("ip hardware fib\n   load-balance distribution dynamic\n").load_balancing == "dlb"
     assert parse_eos_routing("hostname x\n").ecmp_hash is None
+    eos = parse_eos_routing("interface Ethernet1/1\n   speed 400g-8\ninterface Ethernet2/1\n   speed 400g\n"
+                            "interface Ethernet3/1\n   speed 400g-4\n   speed auto\n")
+    assert eos.lanes == (("Ethernet1/1", 8),), "a speed without '-N', or auto, states no lane count"
     # NVUE: its defaults hash the 5-tuple; 5.15 spells on/off enabled/disabled; unknown fields hash nothing here
     assert parse_nvue_routing("- set:\n    system: {hostname: x}\n").ecmp_hash == FIVE_TUPLE
     nvue = parse_nvue_routing("- set:\n    system:\n      forwarding:\n        ecmp-hash: {source-port: disabled, "
@@ -480,9 +495,10 @@ def _on(os_name: str, scheme: str = "rfc7938", timers: bool = False) -> str:
 def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
     """The picture with each port named by its place in the plan: port names are the platform's, not routing.
 
-    The hashed fields are left out: EOS leaves them to the platform (the test asserts each OS's apart).
+    The hashed fields and lane counts are left out: EOS leaves the fields to the platform and NVUE states no
+    lanes (the test asserts each OS's apart).
     """
-    return replace(picture, ecmp_hash=None, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
+    return replace(picture, ecmp_hash=None, lanes=(), addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
                    ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)),
                    speeds=tuple(sorted((str(ports[port]), mbps) for port, mbps in picture.speeds)))
 
@@ -505,6 +521,8 @@ def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str, timers: b
             assert {port for port, _ in picture.addresses} == {p.name for p in switch.ports}, os_name
             assert picture.ecmp_hash == (None if os_name == "eos" else FIVE_TUPLE), os_name
             assert (picture.qp_hash, picture.load_balancing) == (False, "ecmp"), "the lab's 7060s have no sand profile"
+            assert dict(picture.lanes) == ({} if os_name == "cumulus" else {p.name: 8 for p in switch.ports}), \
+                "400G on the 7060DX5's and the SN5600's 8-lane ports; NVUE states no lanes"
             parsed[switch.name] = _neutral(picture, {p.name: i for i, p in enumerate(switch.ports)})
         pictures[os_name] = parsed
     assert pictures["eos"] == pictures["sonic"] == pictures["cumulus"]

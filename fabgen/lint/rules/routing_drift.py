@@ -82,6 +82,11 @@ def _port_speed(name: str) -> tuple[Path, ...]:
             (r"^\s+interface:", rf"^\s+{p}:", r"^\s+link:", r"^\s+speed:"), *_port_state(name))
 
 
+def _port_lanes(name: str) -> tuple[Path, ...]:
+    p = re.escape(name)
+    return ((r'^\s*"PORT":', rf'^\s*"{p}":', r'"lanes"'), *_port_speed(name))
+
+
 def _timers(peer: str) -> tuple[Path, ...]:
     a = re.escape(peer)
     return ((_BGP, rf"^\s+neighbor {a} timers\b"), (_BGP, r"^\s+timers bgp\b"),
@@ -348,13 +353,24 @@ def _session_differences(d: CommonRouting, e: CommonRouting, known: frozenset[st
 
 
 def _value_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
-    """Per-port and per-session values that are not the plan's: port speeds (on ports both files address), BGP
-    timers and BFD (on planned sessions the file has: a lost one is said once, by :func:`_session_differences`)."""
-    ports = {port for port, _ in e.addresses} & {port for port, _ in d.addresses} & {port for port, _ in e.speeds}
+    """Per-port and per-session values that are not the plan's: port speeds and lane counts (on ports both files
+    address), BGP timers and BFD (on planned sessions the file has: a lost one is said once, by
+    :func:`_session_differences`)."""
+    addressed = {port for port, _ in e.addresses} & {port for port, _ in d.addresses}
+    have_speed, want_speed = dict(d.speeds), dict(e.speeds)
+    have_lanes, want_lanes = dict(d.lanes), dict(e.lanes)
+    # lanes where both files state them (EOS's ``speed 400g`` leaves them to the platform's one way) and the speed
+    # is the plan's (at another speed that is the finding, the lanes following it)
+    on_lanes = {port for port in addressed & want_lanes.keys() & have_lanes.keys()
+                if have_speed.get(port) == want_speed.get(port)}
     sessions = {peer for peer, _ in e.neighbors} & {peer for peer, _ in d.neighbors}
     return [
-        *_keyed("fabric ports at another speed", ports, dict(d.speeds), dict(e.speeds), _speed, _port_speed,
-                "set the planned speed (re-deploy): the peer runs the plan's, so the link stays down", "more ports"),
+        *_keyed("fabric ports at another speed", addressed & want_speed.keys(), have_speed, want_speed, _speed,
+                _port_speed, "set the planned speed (re-deploy): the peer runs the plan's, so the link stays down",
+                "more ports"),
+        *_keyed("fabric ports on another lane count", on_lanes, have_lanes, want_lanes, "{} lanes".format, _port_lanes,
+                "set the planned lanes (re-deploy): a port on other lanes than its optic and peer stays down",
+                "more ports"),
         *_keyed("BGP timers differ", sessions, {t[0]: t[1:] for t in d.timers}, {t[0]: t[1:] for t in e.timers},
                 _units("keepalive/hold {}/{} s"), _timers, "set the planned keepalive and hold (re-deploy)"),
         *_keyed("BFD differ", sessions, {t[0]: t[1:] for t in d.bfd}, {t[0]: t[1:] for t in e.bfd},
@@ -422,8 +438,8 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         (local ASN, router-id, loopback and fabric port addresses, the BGP
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
-        activated for IPv4, their timers and BFD, each fabric port's speed
-        and admin state, and how ECMP spreads: DLB or adaptive routing, RoCE
+        activated for IPv4, their timers and BFD, each fabric port's speed,
+        lane count and admin state, and how ECMP spreads: DLB or adaptive routing, RoCE
         QP hashing, and the hashed header fields)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that

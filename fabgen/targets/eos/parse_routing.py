@@ -14,7 +14,7 @@ N``; both spellings, ``peer group`` and ``peer-group``), ``network`` at the top
 or under ``address-family ipv4``. ``vrf`` blocks are not the underlay.
 
 States: an Ethernet port's ``shutdown`` (EOS's default is up) and ``speed``
-(``forced`` or not; ``auto`` is none); ``neighbor A shutdown`` (or its peer
+(``forced`` or not; ``auto`` is none) with its lane count (``400g-8``); ``neighbor A shutdown`` (or its peer
 group's); ``bgp bestpath as-path multipath-relax``; and whether a session is
 activated for IPv4: ``neighbor A activate`` or ``no neighbor A activate`` under
 ``address-family ipv4`` (or its peer group's), else the instance's default,
@@ -40,6 +40,7 @@ from fabgen.targets.routing_common import (
     address,
     asn,
     is_address,
+    lanes_of,
     mbps,
     picture,
     prefix,
@@ -116,12 +117,14 @@ def parse_eos_routing(text: str) -> CommonRouting:
             if words in (["shutdown"], ["no", "shutdown"]):
                 (state.ports_down.add if words == ["shutdown"] else state.ports_down.discard)(top[1])
             elif words[0] == "speed" and len(words) >= 2:
-                speed = mbps(words[2] if words[1] == "forced" and len(words) > 2 else words[1],
-                             f"interface {top[1]!r} speed")
-                if speed is None:
-                    state.speeds.pop(top[1], None)
-                else:
+                written = words[2] if words[1] == "forced" and len(words) > 2 else words[1]
+                speed, lanes = mbps(written, f"interface {top[1]!r} speed"), lanes_of(written)
+                state.speeds.pop(top[1], None)
+                state.lanes.pop(top[1], None)
+                if speed is not None:
                     state.speeds[top[1]] = speed
+                if lanes is not None:
+                    state.lanes[top[1]] = lanes
         elif top[:2] != ["router", "bgp"]:
             continue
         elif depth == 2 and under == ["address-family", "ipv4"] and words[0] == "network" and len(words) >= 2:

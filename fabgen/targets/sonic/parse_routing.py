@@ -16,7 +16,7 @@ addresses are the ``PORT|a.b.c.d/len`` keys of ``INTERFACE`` and
 ``Loopback0|...`` of ``LOOPBACK_INTERFACE``. A table or entry of the wrong shape
 raises ``TypeError``/``ValueError``.
 
-States, as the daemons apply them: a ``PORT``'s ``speed`` (Mb/s); a ``PORT``
+States, as the daemons apply them: a ``PORT``'s ``speed`` (Mb/s) and how many ``lanes`` it lists; a ``PORT``
 whose ``admin_status`` is not ``up`` is down (``sonic-port.yang``'s default); a
 ``BGP_NEIGHBOR`` with ``admin_status`` ``down`` (or ``false``) is shut, and
 under bgpcfgd so is one without it when ``DEVICE_METADATA.default_bgp_status``
@@ -102,6 +102,14 @@ def _ecmp_hash(data: Mapping[str, Any]) -> set[str] | None:
     return set(fields)
 
 
+def _lane_count(value: object, what: str) -> int:
+    """A PORT's ``lanes`` (``0,1,2,3``): how many SerDes lanes it lists."""
+    parts = str(value).split(",")
+    if len(parts) > 64 or not all(p.isascii() and p.isdigit() and len(p) <= 5 for p in parts):
+        raise ValueError(f"{what}: {str(value)!r} is not a list of lane numbers")
+    return len(parts)
+
+
 def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     """The routing picture of a decoded ``config_db.json``."""
     if not isinstance(data, Mapping):
@@ -118,6 +126,8 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
             state.ports_down.add(str(port))
         if "speed" in entry:
             state.speeds[str(port)] = _mbps(entry["speed"], f"PORT {port!r} speed")
+        if "lanes" in entry:
+            state.lanes[str(port)] = _lane_count(entry["lanes"], f"PORT {port!r} lanes")
     default_status = "up" if frrcfgd else metadata.get("default_bgp_status", "up")
     families = _table(data, "BGP_NEIGHBOR_AF")
     neighbors: dict[str, str | None] = {}
