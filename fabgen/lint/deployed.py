@@ -38,16 +38,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from fabgen.bounded import MAX_DEPLOYED_BYTES, inside, load_json, read_text
 from fabgen.errors import FabgenError, Problem
 
 if TYPE_CHECKING:
     from fabgen.lint.deployed_hostnet import DeployedHostNetwork
-    from fabgen.lint.deployed_nic import DeployedNicPlan
     from fabgen.plan.model import FabricPlan, Switch
     from fabgen.targets.base import ReadBack, Target
+    from fabgen.targets.hostnet.parse_sysctl import SysctlFile
+    from fabgen.targets.mlx5.parse import NicPlan
     from fabgen.targets.qos_common import CommonQos
     from fabgen.targets.routing_common import CommonRouting
 
@@ -63,6 +64,22 @@ class DeployedEnv:
     values: dict[str, tuple[str, int]]
     profile: str = ""
     """The profile whose shared copy this is (every host of the profile that installs it holds the same)."""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DeployedPair(Generic[T]):
+    """One collected file that is not fabgen's text, read as its consumer reads it, with fabgen's render read
+    alike; or why it was not compared (a link, a file its consumer refuses: the message is redacted)."""
+
+    owner: str
+    """The host, or ``profile P`` for a profile's shared copy."""
+    file: str
+    found: T | None = None
+    expected: T | None = None
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,8 +111,10 @@ class Deployed:
     """What could not be checked in this fabgen (no parser for an OS), for the operator."""
     host_networks: tuple[DeployedHostNetwork, ...] = ()
     """Each collected host's netplan or keyfiles with the parse of fabgen's render (FG506)."""
-    nic_plans: tuple[DeployedNicPlan, ...] = ()
+    nic_plans: tuple[DeployedPair[NicPlan], ...] = ()
     """Each collected ``roce-nic.conf`` that is not fabgen's text, with both parses (FG507)."""
+    sysctls: tuple[DeployedPair[SysctlFile], ...] = ()
+    """Each collected backend ``sysctl.conf`` that is not fabgen's text, with both reads (FG508)."""
 
 
 def _read(path: Path, base: Path) -> str:
@@ -104,6 +123,15 @@ def _read(path: Path, base: Path) -> str:
     if not inside(base, path.parent) or path.is_symlink():
         raise FabgenError([Problem("is a symbolic link (or under one); not followed", file=str(path))])
     return read_text(path, MAX_DEPLOYED_BYTES, what="deployed file", follow=False)
+
+
+def read_collected(path: Path, base: Path) -> tuple[str | None, str]:
+    """(text, "") of a collected file as :func:`_read` reads it, or (None, why not): the reason redacted, for a
+    finding."""
+    try:
+        return _read(path, base), ""
+    except FabgenError as exc:
+        return None, "not read: " + "; ".join(redact(p.message, set()) for p in exc.problems[:2])
 
 
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
@@ -270,12 +298,14 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
 
     from fabgen.lint.deployed_hostnet import read_host_networks
     from fabgen.lint.deployed_nic import read_nic_plans
+    from fabgen.lint.deployed_sysctl import read_sysctls
 
     host_networks = read_host_networks(base, plan)
     nic_hosts, nic_plans = read_nic_plans(base, plan)
-    collected = set(hosts) | {network.host for network in host_networks} | set(nic_hosts)
+    sysctl_hosts, sysctls = read_sysctls(base, plan)
+    collected = set(hosts) | {network.host for network in host_networks} | set(nic_hosts) | set(sysctl_hosts)
     missing = sorted(host_names - collected) if (base / "hosts").is_dir() else []
     if (base / "switches").is_dir():
         missing += sorted(switch_names - seen_switches)
     return Deployed(str(base), hosts, tuple(switches), tuple(missing), tuple(unknown), tuple(unreadable),
-                    tuple(notes), host_networks=host_networks, nic_plans=nic_plans)
+                    tuple(notes), host_networks=host_networks, nic_plans=nic_plans, sysctls=sysctls)

@@ -94,7 +94,7 @@ def read_host_networks(base: Path, plan: FabricPlan) -> tuple[DeployedHostNetwor
 
 
 def _read_host(base: Path, name: str, planned: dict[str, str], shapes: _Shapes) -> DeployedHostNetwork | None:
-    from fabgen.lint.deployed import _is_dir, _read, redact
+    from fabgen.lint.deployed import _is_dir, read_collected
 
     if not planned:
         return None
@@ -111,10 +111,11 @@ def _read_host(base: Path, name: str, planned: dict[str, str], shapes: _Shapes) 
     texts: dict[str, str] = {}
     problems: list[tuple[str, str]] = []
     for rel in rels:
-        try:
-            texts[rel] = _read(base / rel, base)
-        except FabgenError as exc:
-            problems.append((str(base / rel), "not read: " + "; ".join(redact(p.message, set()) for p in exc.problems[:2])))
+        text, why = read_collected(base / rel, base)
+        if text is None:
+            problems.append((str(base / rel), why))
+        else:
+            texts[rel] = text
     if not problems and not extra and len(texts) == len(planned) and \
             all(texts[rel] == text for rel, text in planned.items()):
         return DeployedHostNetwork(name, files, verbatim=True)

@@ -12,11 +12,11 @@ text is not parsed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError
+from fabgen.lint.deployed import DeployedPair, _is_dir, read_collected, redact, render_collected
 
 if TYPE_CHECKING:
     from fabgen.plan.model import FabricPlan
@@ -25,22 +25,9 @@ if TYPE_CHECKING:
 NIC_TARGET = "nic-qos"
 
 
-@dataclass(frozen=True)
-class DeployedNicPlan:
-    """One host's collected plan file: both parses when it differs from fabgen's text, or why it was not read."""
-
-    host: str
-    file: str
-    found: NicPlan | None = None
-    expected: NicPlan | None = None
-    problem: str = ""
-    """Why the file was not compared (a link, a plan the script refuses); the message is redacted."""
-
-
-def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tuple[DeployedNicPlan, ...]]:
+def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tuple[DeployedPair[NicPlan], ...]]:
     """The planned hosts the tree has a ``roce-nic.conf`` for (collected, for FG503), and each of those plans that
     is not fabgen's text, in name order."""
-    from fabgen.lint.deployed import _is_dir, _read, redact, render_collected
     from fabgen.targets.mlx5.parse import parse_nic_plan
     from fabgen.targets.mlx5.scripts import plan_path
 
@@ -54,16 +41,14 @@ def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tuple
         rendered = render_collected(plan, NIC_TARGET, present, len(planned))
     except FabgenError as exc:
         why = "not compared: fabgen cannot render its NIC plan: " + "; ".join(p.message for p in exc.problems[:2])
-        return present, tuple(DeployedNicPlan(name, str(base / plan_path(name)), problem=why) for name in present)
-    out = []
+        return present, tuple(DeployedPair(name, str(base / plan_path(name)), problem=why) for name in present)
+    out: list[DeployedPair[NicPlan]] = []
     for name in present:
         rel = plan_path(name)
         path = str(base / rel)
-        try:
-            text = _read(base / rel, base)
-        except FabgenError as exc:
-            out.append(DeployedNicPlan(name, path, problem="not read: " + "; ".join(
-                redact(p.message, set()) for p in exc.problems[:2])))
+        text, why = read_collected(base / rel, base)
+        if text is None:
+            out.append(DeployedPair(name, path, problem=why))
             continue
         own = rendered.get(rel)
         if own is None or text == own:
@@ -71,14 +56,14 @@ def read_nic_plans(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tuple
         try:
             expected = parse_nic_plan(own)
         except ValueError as exc:  # a template overlay that writes what the script refuses
-            out.append(DeployedNicPlan(name, path, problem=f"not compared: fabgen cannot read its own {rel} back: "
+            out.append(DeployedPair(name, path, problem=f"not compared: fabgen cannot read its own {rel} back: "
                                                            f"{exc}"))
             continue
         try:
             found = parse_nic_plan(text)
         except ValueError as exc:
             known = {name, *expected.settings, *expected.nics}
-            out.append(DeployedNicPlan(name, path, problem="roce-nic.sh refuses it: " + redact(str(exc), known)))
+            out.append(DeployedPair(name, path, problem="roce-nic.sh refuses it: " + redact(str(exc), known)))
             continue
-        out.append(DeployedNicPlan(name, path, found, expected))
+        out.append(DeployedPair(name, path, found, expected))
     return present, tuple(out)

@@ -27,6 +27,7 @@ from fabgen.lint.rules import (
     rails,
     routing,
     routing_drift,
+    sysctl_drift,
     traffic,
     wiring,
 )
@@ -140,6 +141,7 @@ RULES: tuple[Rule, ...] = (
     Rule("FG505", "deployed-switch-routing-drift", "error", routing_drift.switch_routing_drift),
     Rule("FG506", "deployed-host-network-drift", "error", host_drift.host_network_drift),
     Rule("FG507", "deployed-nic-plan-drift", "error", nic_drift.nic_plan_drift),
+    Rule("FG508", "deployed-host-sysctl-drift", "error", sysctl_drift.sysctl_drift),
     Rule("FG601", "asn-collision", "error", routing.asn_collision),
     Rule("FG602", "bgp-neighbor-missing", "warning", routing.neighbor_missing),
     Rule("FG603", "maximum-paths-below-uplinks", "error", routing.maximum_paths_below_uplinks),

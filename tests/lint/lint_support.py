@@ -182,9 +182,20 @@ def _edit(path: Path, edits: list[list[str]]) -> None:
     path.write_text(text)
 
 
+def deployed_site(base: str, tmp_path: Path) -> tuple[Any, Any, Path]:
+    """(spec, plan, collected tree) of a site that runs the plan of ``base`` exactly (:func:`write_deployed`)."""
+    from fabgen.pipeline import load_spec, plan_fabric
+
+    spec = load_spec(base_path(base))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    return spec, fabric, root
+
+
 def write_deployed(fabric: Any, root: Path) -> None:
-    """What a site runs when it runs exactly the plan: nccl.conf, host network files and the NIC plan per host,
-    and switch configs fabgen renders."""
+    """What a site runs when it runs exactly the plan: nccl.conf, host network files, the NIC plan and the sysctl
+    file per host, and switch configs fabgen renders."""
     from fabgen.targets.nccl.conf import format_nccl_conf
     from fabgen.targets.registry import target_names
     from fabgen.targets.render import render_files
@@ -201,12 +212,19 @@ def write_deployed(fabric: Any, root: Path) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
     (root / "switches").mkdir(exist_ok=True)
-    # each host's netplan.yaml or NetworkManager keyfiles, and its NIC plan (roce-nic.conf)
-    hostnet, _ = render_files(fabric, ["host-net", "nic-qos"])
+    # each host's netplan.yaml or NetworkManager keyfiles, its NIC plan (roce-nic.conf), and the sysctl file it
+    # installs (its own or its profile's) as collected from /etc/sysctl.d
+    from fabgen.targets.hostnet.config import sysctl_path, sysctl_source
+
+    hostnet, _ = render_files(fabric, ["host-net", "nic-qos", "host-sysctl"])
     for rel, text in hostnet.items():
         if rel.endswith(("/netplan.yaml", ".nmconnection", "/roce-nic.conf")):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
+    for host in fabric.hosts:
+        source = sysctl_source(fabric.spec, host)
+        if source is not None:
+            (root / sysctl_path(host.name)).write_text(hostnet[source])
 
 
 def run_case(case: dict[str, Any], base: str, code: str, tmp: Path) -> tuple[list[tuple[Any, ...]], Prepared, list[Any]]:

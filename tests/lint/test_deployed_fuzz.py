@@ -64,7 +64,8 @@ def test_mangled_deployed_trees_give_findings_without_their_values(base: str, tm
     clean = tmp_path / "clean"
     write_deployed(fabric, clean)
     files = sorted(p.relative_to(clean) for p in clean.rglob("*")
-                   if p.is_file() and (p.suffix in (".cfg", ".json", ".yaml", ".nmconnection") or p.name == "roce-nic.conf"))
+                   if p.is_file() and (p.suffix in (".cfg", ".json", ".yaml", ".nmconnection")
+                                       or p.name in ("roce-nic.conf", "sysctl.conf")))
     rng = random.Random(f"deployed-fuzz-{base}")
     for run in range(RUNS):
         root = tmp_path / f"run{run}"

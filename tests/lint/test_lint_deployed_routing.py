@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lint_support import base_path, write_deployed
+from lint_support import deployed_site, write_deployed
 
 from fabgen.lint import lint
 from fabgen.lint.config import LintConfig
 from fabgen.lint.deployed import read_deployed
 from fabgen.pipeline import load_spec, plan_fabric, render_fabric
-from fabgen.plan.model import FabricPlan
 from fabgen.targets.eos.parse_routing import parse_eos_routing, payload_bytes
 from fabgen.targets.nvue.parse_routing import parse_nvue_routing
 from fabgen.targets.routing_common import CommonRouting
@@ -31,18 +30,10 @@ STRANGER = "192.168.99.7"
 """A neighbor address no example plans: it must never be printed."""
 
 
-def _site(base: str, tmp_path: Path) -> tuple[Any, FabricPlan, Path]:
-    spec = load_spec(base_path(base))
-    fabric = plan_fabric(spec)
-    root = tmp_path / "collected"
-    write_deployed(fabric, root)
-    return spec, fabric, root
-
-
 def _findings(base: str, file: str, change: Callable[[str], str], tmp_path: Path,
               codes: tuple[str, ...] = ("FG505",)) -> tuple[list[Any], list[str]]:
     """FG505 findings after ``change`` edited the switch's file, and the edited file's lines."""
-    spec, fabric, root = _site(base, tmp_path)
+    spec, fabric, root = deployed_site(base, tmp_path)
     path = root / "switches" / file
     text = change(path.read_text())
     path.write_text(text)
@@ -66,7 +57,7 @@ def _json(edit: Callable[[dict[str, Any]], None]) -> Callable[[str], str]:
 
 @pytest.mark.parametrize("base", ["lab", "sonic-pod", "cumulus-pod"])
 def test_a_generated_tree_has_no_routing_drift(base: str, tmp_path: Path) -> None:
-    spec, fabric, root = _site(base, tmp_path)
+    spec, fabric, root = deployed_site(base, tmp_path)
     assert lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505", "FG504"))) == []
     found = read_deployed(root, fabric)
     assert len(found.switches) == len(fabric.switches)
@@ -466,7 +457,7 @@ def test_readers_follow_state_defaults_and_peer_groups() -> None:
 
 
 def test_a_port_the_plan_shuts_left_up_is_found(tmp_path: Path) -> None:
-    spec, fabric, root = _site("lab", tmp_path)
+    spec, fabric, root = deployed_site("lab", tmp_path)
     path = root / "switches" / "leaf-r3-p00-01.cfg"
     text = path.read_text()
     assert "   description lab04:ens4np0\n   shutdown\n" in text

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from fabgen.lint.context import LintContext, plural, preview
-from fabgen.lint.deployed_nic import DeployedNicPlan
+from fabgen.lint.deployed import DeployedPair
 from fabgen.lint.finding import Hit, Location
 from fabgen.targets.mlx5.parse import NIC_FIELDS, NicPlan
 
@@ -71,8 +71,8 @@ def nic_plan_drift(ctx: LintContext) -> Iterator[Hit]:
         yield from _host(deployed)
 
 
-def _host(deployed: DeployedNicPlan) -> Iterator[Hit]:
-    host, found, expected = deployed.host, deployed.found, deployed.expected
+def _host(deployed: DeployedPair[NicPlan]) -> Iterator[Hit]:
+    host, found, expected = deployed.owner, deployed.found, deployed.expected
     if found is None or expected is None:
         yield Hit(f"{host}: roce-nic.conf {deployed.problem}", Location(deployed.file, 1, 1),
                   "collect the file again, or install the generated one")
@@ -151,5 +151,5 @@ def _word(word: str, known: set[str]) -> str:
     return word if word in known or _SAFE.fullmatch(word) else "another value"
 
 
-def _at(deployed: DeployedNicPlan, found: NicPlan, key: str) -> Location:
+def _at(deployed: DeployedPair[NicPlan], found: NicPlan, key: str) -> Location:
     return Location(deployed.file, found.lines.get(key) or found.lines.get("FORMAT", 1), 1)

@@ -1,0 +1,110 @@
+"""``lint --deployed`` FG508: a host's backend sysctl file against the plan, read as systemd-sysctl and the kernel
+read it (later lines win, globs, ``conf.all`` where the larger value counts)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lint_support import deployed_site
+
+from fabgen.lint import lint
+from fabgen.lint.config import LintConfig
+from fabgen.targets.hostnet.parse_sysctl import proc_path, read_sysctl
+
+
+def _fg508(spec: Any, fabric: Any, root: Path) -> list[Any]:
+    return lint(spec, fabric, deployed=root, config=LintConfig(select=("FG508", "FG503", "FG504")))
+
+
+@pytest.mark.parametrize("base", ["lab", "sonic-pod", "cumulus-pod"])
+def test_a_site_running_the_plan_has_no_sysctl_drift(base: str, tmp_path: Path) -> None:
+    spec, fabric, root = deployed_site(base, tmp_path)
+    assert any(root.glob("hosts/*/sysctl.conf"))
+    assert _fg508(spec, fabric, root) == []
+
+
+@pytest.mark.parametrize(("edit", "says", "line"), [
+    (lambda t: t.replace("ens1np0.rp_filter = 2", "ens1np0.rp_filter = 1"),
+     "lab01: sysctl.conf differs from the plan: ens1np0 rp_filter 1 (plan 2)", "ens1np0.rp_filter = 1"),
+    (lambda t: t.replace("net.ipv4.conf.ens3np0.arp_announce = 2\n", ""),
+     "ens3np0 arp_announce not set (plan 2)", "\x00"),  # nothing to point at: the file's first line
+    (lambda t: t.replace("ens3np0.arp_announce = 2", "ens3np0.arp_announce"),
+     "ens3np0 arp_announce not set (plan 2)", "\x00"),  # no '=': systemd-sysctl skips the line
+    (lambda t: t + "net.ipv4.conf.all.arp_ignore = 8\n",
+     "ens1np0 arp_ignore 8 (conf.all) (plan 1); ens2np0 arp_ignore 8 (conf.all) (plan 1)", "all.arp_ignore = 8"),
+    (lambda t: t + "net.ipv4.conf.*.arp_announce = 0\nnet.ipv4.conf.*.arp_ignore = 2\n",
+     "ens1np0 arp_ignore 2 (conf.all) (plan 1)", "*.arp_ignore = 2"),  # globs reach conf/all, not explicit keys
+    (lambda t: t + "net.ipv4.conf.ens2np0.rp_filter = s3cr3t-token\n",
+     "ens2np0 rp_filter another value (plan 2)", "s3cr3t-token"),  # the later line wins; its value is not echoed
+], ids=["strict", "removed", "no-assignment", "conf-all", "glob", "later-line"])
+def test_a_planted_sysctl_edit_is_found_at_its_line(edit: Any, says: str, line: str, tmp_path: Path) -> None:
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    path = root / "hosts" / "lab01" / "sysctl.conf"
+    text = edit(path.read_text())
+    path.write_text(text)
+    findings = _fg508(spec, fabric, root)
+    assert [f.code for f in findings] == ["FG508"], findings
+    (finding,) = findings
+    assert says in finding.message and finding.file == str(path) and "\n" not in finding.message
+    assert "s3cr3t" not in finding.message and finding.hint
+    assert (line in text.splitlines()[finding.line - 1]) if line != "\x00" else finding.line == 1
+
+
+def test_a_glob_does_not_override_an_explicit_key_nor_a_lower_conf_all(tmp_path: Path) -> None:
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    path = root / "hosts" / "lab01" / "sysctl.conf"
+    # the distribution's strict default for every interface: ours are explicit (2), and max(1, 2) is 2
+    path.write_text("net.ipv4.conf.*.rp_filter = 1\nnet.ipv4.conf.all.arp_ignore = 0\n" + path.read_text())
+    assert _fg508(spec, fabric, root) == []
+
+
+def test_a_host_with_its_own_file_is_held_to_it(tmp_path: Path) -> None:
+    """lab04 has a NIC out of service: it installs a file of its own, without that NIC's keys."""
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    path = root / "hosts" / "lab04" / "sysctl.conf"
+    assert path.read_text().count(".arp_ignore = 1") == 3
+    path.write_text(path.read_text().replace("ens1np0.arp_ignore = 1", "ens1np0.arp_ignore = 0"))
+    findings = _fg508(spec, fabric, root)
+    assert [f.message for f in findings] == ["lab04: sysctl.conf differs from the plan: ens1np0 arp_ignore 0 (plan 1)"]
+
+
+def test_a_profile_copy_of_a_generated_tree_is_compared_once(tmp_path: Path) -> None:
+    from fabgen.targets.render import render_files
+
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    for host in fabric.hosts:
+        (root / "hosts" / host.name / "sysctl.conf").unlink()
+    files, _ = render_files(fabric, ["host-sysctl"])
+    ((rel, text),) = files.items()
+    (root / rel).parent.mkdir(parents=True)
+    (root / rel).write_text(text.replace("ens2np0.arp_announce = 2", "ens2np0.arp_announce = 0"))
+    findings = _fg508(spec, fabric, root)
+    assert [f.message for f in findings] == [
+        "profile lab-node: sysctl.conf differs from the plan: ens2np0 arp_announce 0 (plan 2)"]
+
+
+def test_a_link_is_not_followed(tmp_path: Path) -> None:
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    path = root / "hosts" / "lab01" / "sysctl.conf"
+    secret = tmp_path / "secret"
+    secret.write_text("net.ipv4.conf.ens1np0.rp_filter = s3cr3t-token\n")
+    path.unlink()
+    os.symlink(secret, path)
+    findings = _fg508(spec, fabric, root)
+    assert [f.code for f in findings] == ["FG508"]
+    assert "not read" in findings[0].message and "s3cr3t" not in findings[0].message
+
+
+def test_the_reader_follows_sysctl_d() -> None:
+    assert proc_path("net.ipv4.conf.ens1/100.rp_filter") == proc_path("net/ipv4/conf/ens1.100/rp_filter") \
+        == "net/ipv4/conf/ens1.100/rp_filter"
+    read = read_sysctl("# c\n; c\n\na.b = 1\na/b=2\n-c.d = x\n-e.f\n*.f = 3\ng.* = 4\nnot an assignment\n"
+                       "k.l = \n=5\n")
+    assert read.value("a/b") == ("2", 5), "a later assignment wins, either spelling"
+    assert read.value("c/d") == ("x", 6), "'-' only silences a failed write"
+    assert read.value("e/f") is None, "'-KEY' alone keeps a key out of globs"
+    assert read.value("x/f") == ("3", 8) and read.value("g/h") == ("4", 9) and read.value("g/h/i") is None
+    assert read.value("k/l") == ("", 11) and read.value("not an assignment") is None
