@@ -84,6 +84,9 @@ class CommonRouting:
     qp_hash: bool = False
     """RoCE's destination QP is hashed too: EOS's ``default`` sand profile hashes UDP 4791 on payload bytes 5-7
     (the BTH's destination QP)."""
+    adaptive_ports: tuple[str, ...] = ()
+    """Front-panel ports with adaptive routing on (NVUE ``interface swpN router adaptive-routing enable on``),
+    sorted: with ``spray``, a fabric port left out takes no part in the per-packet choice."""
     load_balancing: str = "ecmp"
     """How ECMP members are chosen: ``ecmp`` (the hash alone), ``dlb`` (EOS ``ip hardware fib load-balance
     distribution dynamic``) or ``spray`` (NVUE ``router adaptive-routing enable on``)."""
@@ -162,6 +165,7 @@ class States:
     ports_down: set[str] = field(default_factory=set)
     speeds: dict[str, int] = field(default_factory=dict)
     lanes: dict[str, int] = field(default_factory=dict)
+    adaptive_ports: set[str] = field(default_factory=set)
     timers: dict[str, tuple[int, int]] = field(default_factory=dict)
     bfd: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     ecmp_hash: set[str] | None = None
@@ -222,4 +226,4 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)),
                          tuple(sorted(state.lanes.items())),
                          None if state.ecmp_hash is None else tuple(sorted(state.ecmp_hash & ECMP_HASH_FIELDS)),
-                         state.qp_hash, state.load_balancing)
+                         state.qp_hash, tuple(sorted(state.adaptive_ports)), state.load_balancing)

@@ -349,13 +349,25 @@ def test_planned_adaptive_routing_dropped_on_nvue_is_found(tmp_path: Path) -> No
     path = root / "switches" / "leaf-r0-p00-01" / "startup.yaml"
     text = path.read_text()
     assert parse_nvue_routing(text).load_balancing == "spray"
+    picture = parse_nvue_routing(text)
+    assert picture.adaptive_ports == tuple(sorted(p.name for p in fabric.switch("leaf-r0-p00-01").ports
+                                                  if p.peer_kind == "switch")), "every uplink, no host port"
     glob = '\n      adaptive-routing: {enable: "on"}\n'  # the global switch under router (the ports' stand deeper)
     assert text.count(glob) == 1
+    uplink = picture.adaptive_ports[0]
+    port = text.index(f"\n      {uplink}:\n")
+    at = text.index('adaptive-routing: {enable: "on"}', port)
+    text = text[:at] + 'adaptive-routing: {enable: "off"}' + text[at + len('adaptive-routing: {enable: "on"}'):]
     path.write_text(text.replace(glob, glob.replace('"on"', '"off"')))
     findings = lint(spec, fabric, deployed=root, config=LintConfig(select=("FG505",)))
-    assert [f.message for f in findings] == [
+    assert sorted(f.message for f in findings) == [
+        "leaf-r0-p00-01: 1 fabric port without adaptive routing, on in the plan: " + uplink,
         "leaf-r0-p00-01: ECMP members are chosen by the ECMP hash alone, the plan's is adaptive routing "
         "(per-packet spraying)"]
+    lines = path.read_text().splitlines()
+    at_port = next(f.line for f in findings if uplink in f.message)
+    assert 'adaptive-routing: {enable: "off"}' in lines[at_port - 1]
+    assert lines.index(f"      {uplink}:") < at_port - 1 < lines.index(f"      {uplink}:") + 20
 
 
 def test_readers_follow_the_spread_defaults() -> None:

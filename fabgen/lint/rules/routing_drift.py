@@ -82,6 +82,11 @@ def _port_speed(name: str) -> tuple[Path, ...]:
             (r"^\s+interface:", rf"^\s+{p}:", r"^\s+link:", r"^\s+speed:"), *_port_state(name))
 
 
+def _port_adaptive(name: str) -> tuple[Path, ...]:
+    p = re.escape(name)
+    return ((r"^\s+interface:", rf"^\s+{p}:", r"^\s+router:", r"^\s+adaptive-routing:"), *_port_state(name))
+
+
 def _port_lanes(name: str) -> tuple[Path, ...]:
     p = re.escape(name)
     return ((r'^\s*"PORT":', rf'^\s*"{p}":', r'"lanes"'), *_port_speed(name))
@@ -400,7 +405,8 @@ def _units(unit: str) -> Callable[[tuple[int, ...] | None], str]:
 
 
 def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
-    """Ports and sessions in another state than the plan's: held down, left up, or carrying no IPv4.
+    """Ports and sessions in another state than the plan's: held down, left up, carrying no IPv4, or with
+    adaptive routing off or on against the plan.
 
     Only ports both files address (a port either lacks is an address difference already) and planned sessions
     (a stranger is counted by :func:`_session_differences`), so every name printed is the plan's.
@@ -414,6 +420,11 @@ def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
          "are gone"),
         (ports, e.ports_down, d.ports_down, "port", "up that the plan shuts (an out-of-service NIC's)", _port_state,
          "shut the port, or take the NIC out of hosts[].nics_out_of_service"),
+        (ports, e.adaptive_ports, d.adaptive_ports, "fabric port", "without adaptive routing, on in the plan",
+         _port_adaptive, "turn adaptive routing on for the port (re-deploy): with spray, a port left out takes no "
+                         "part in the per-packet choice"),
+        (ports, d.adaptive_ports, e.adaptive_ports, "port", "with adaptive routing the plan does not turn on",
+         _port_adaptive, "re-deploy fabgen's configuration, or put the change in the spec"),
         (sessions, d.shutdown, e.shutdown, "planned BGP session", "administratively shut down", _session_state,
          "remove the shutdown (re-deploy): a shut session takes every path over its link away"),
         (sessions, d.inactive, e.inactive,
@@ -439,8 +450,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
         activated for IPv4, their timers and BFD, each fabric port's speed,
-        lane count and admin state, and how ECMP spreads: DLB or adaptive routing, RoCE
-        QP hashing, and the hashed header fields)
+        lane count and admin state, and how ECMP spreads: DLB or adaptive
+        routing (and on which ports), RoCE QP hashing, and the hashed header
+        fields)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not

@@ -20,7 +20,8 @@ leave out at NVUE's defaults (3/9 s; 300 ms, 3).
 Spread: ``system forwarding ecmp-hash``, each field ``on`` or ``off`` over NVUE's
 defaults (the 5-tuple on, ``ingress-interface`` off; ``nv show system
 forwarding``), so a file that leaves it out hashes the 5-tuple; ``router
-adaptive-routing enable on`` is ``spray``.
+adaptive-routing enable on`` is ``spray``, and each ``swp`` port's own
+``router adaptive-routing enable on`` makes it one of the adaptive ports.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def parse_nvue_routing(startup_yaml_text: str) -> CommonRouting:
             speed = None if link.get("speed") is None else mbps(str(link["speed"]), f"interface {name!r} speed")
             if speed is not None:
                 state.speeds[name] = speed
+            if _on(_at(port, "router", "adaptive-routing").get("enable")):
+                state.adaptive_ports.add(name)
         for value in _at(port, "ip", "address"):
             if ":" in str(value):  # IPv6: not planned
                 continue
