@@ -65,6 +65,7 @@ _QP_HASH: tuple[Path, ...] = ((r"^load-balance policies\b", r"^\s+load-balance s
                                r"^\s+fields udp dst-port\b", r"^\s+payload bytes\b"),)
 _ECMP_HASH: tuple[Path, ...] = ((r'^\s*"SWITCH_HASH":', r'"ecmp_hash"'), (r"^\s+forwarding:", r"^\s+ecmp-hash:"),
                                (r"^\s+system:", r"^\s+forwarding:"))
+_REDEPLOY = "re-deploy fabgen's configuration, or put the change in the spec"
 _SPREAD = {"ecmp": "the ECMP hash alone", "dlb": "dynamic load balancing (DLB)",
            "spray": "adaptive routing (per-packet spraying)"}
 
@@ -203,19 +204,18 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
     """Each way the deployed picture differs from the planned one, with where it stands and what to do."""
     d, e = deployed, expected
     out: list[_Difference] = []
-    redeploy = "re-deploy fabgen's configuration, or put the change in the spec"
     if d.asn != e.asn:
         if d.asn is None:
-            out.append(_Difference(f"runs no BGP instance, the plan one with ASN {e.asn}", _ASN, redeploy))
+            out.append(_Difference(f"runs no BGP instance, the plan one with ASN {e.asn}", _ASN, _REDEPLOY))
         elif e.asn is None:
-            out.append(_Difference("runs a BGP instance the plan does not give it", _ASN, redeploy))
+            out.append(_Difference("runs a BGP instance the plan does not give it", _ASN, _REDEPLOY))
         else:
             out.append(_Difference(f"BGP runs with {_shown(d.asn, known, 'ASN')}, the plan's is {e.asn}", _ASN,
                                    f"set the local ASN to {e.asn} (re-deploy)"))
     if d.router_id != e.router_id and e.asn is not None:
         has = "no router-id (the OS picks one)" if d.router_id is None else _shown(d.router_id, known, "router-id")
         want = "none" if e.router_id is None else e.router_id
-        out.append(_Difference(f"BGP has {has}, the plan's is {want}", _ROUTER_ID, redeploy))
+        out.append(_Difference(f"BGP has {has}, the plan's is {want}", _ROUTER_ID, _REDEPLOY))
     if d.max_paths != e.max_paths and e.asn is not None:
         has = "no maximum-paths (the OS default)" if d.max_paths is None else \
             _shown(d.max_paths, known, "maximum-paths")
@@ -226,7 +226,7 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
         extra = [v for v in d.loopback if v not in e.loopback]
         parts = ([f"lacks {', '.join(missing)}"] if missing else []) + \
             ([f"carries {_values(extra, known, 'address', 'addresses')}"] if extra else [])
-        out.append(_Difference("loopback " + "; ".join(parts), _LOOPBACK, redeploy))
+        out.append(_Difference("loopback " + "; ".join(parts), _LOOPBACK, _REDEPLOY))
     if e.asn is not None:
         out += _switched(d.multipath_relax, e.multipath_relax, "BGP multipath relax",
                          "BGP multipath relax is off, the plan's is on: routes through peers of different ASNs are "
@@ -258,8 +258,7 @@ def _switched(have: bool, want: bool, what: str, lost: str, paths: tuple[Path, .
         return []
     if want:
         return [_Difference(lost, paths, fix)]
-    return [_Difference(f"{what} is on, the plan's is off", paths,
-                        "re-deploy fabgen's configuration, or put the change in the spec")]
+    return [_Difference(f"{what} is on, the plan's is off", paths, _REDEPLOY)]
 
 
 def _spread_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
@@ -267,10 +266,9 @@ def _spread_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]
 
     The fields are ``sonic-hash.yang``'s names the readers checked or mapped, never the file's own words.
     """
-    redeploy = "re-deploy fabgen's configuration, or put the change in the spec"
     out: list[_Difference] = []
     if d.load_balancing != e.load_balancing:
-        fix = redeploy if e.load_balancing == "ecmp" else \
+        fix = _REDEPLOY if e.load_balancing == "ecmp" else \
             f"turn {_SPREAD[e.load_balancing]} on again (re-deploy): by the hash alone, flows that land on one uplink stay there"
         out.append(_Difference(f"ECMP members are chosen by {_SPREAD.get(d.load_balancing, 'another method')}, "
                                f"the plan's is {_SPREAD[e.load_balancing]}", _DLB, fix))
@@ -293,7 +291,7 @@ def _spread_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]
         lost_port = e.ecmp_hash is not None and "L4_SRC_PORT" in e.ecmp_hash and (
             d.ecmp_hash is not None and "L4_SRC_PORT" not in d.ecmp_hash)
         fix = ("hash on the plan's fields (re-deploy): RoCE gives each queue pair its own UDP source port, so without "
-               "L4_SRC_PORT every queue pair of a host pair takes one path") if lost_port else redeploy
+               "L4_SRC_PORT every queue pair of a host pair takes one path") if lost_port else _REDEPLOY
         out.append(_Difference(f"ECMP hash fields differ: {said}", _ECMP_HASH, fix))
     return out
 
@@ -424,7 +422,7 @@ def _state_differences(d: CommonRouting, e: CommonRouting) -> list[_Difference]:
          _port_adaptive, "turn adaptive routing on for the port (re-deploy): with spray, a port left out takes no "
                          "part in the per-packet choice"),
         (ports, d.adaptive_ports, e.adaptive_ports, "port", "with adaptive routing the plan does not turn on",
-         _port_adaptive, "re-deploy fabgen's configuration, or put the change in the spec"),
+         _port_adaptive, _REDEPLOY),
         (sessions, d.shutdown, e.shutdown, "planned BGP session", "administratively shut down", _session_state,
          "remove the shutdown (re-deploy): a shut session takes every path over its link away"),
         (sessions, d.inactive, e.inactive,
