@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lint_support import deployed_site
+from lint_support import deployed_site, write_deployed
 
 from fabgen.lint import lint
 from fabgen.lint.config import LintConfig
+from fabgen.pipeline import load_spec, plan_fabric
 from fabgen.targets.hostnet.parse_sysctl import proc_path, read_sysctl
 
 
@@ -84,6 +85,25 @@ def test_a_profile_copy_of_a_generated_tree_is_compared_once(tmp_path: Path) -> 
     findings = _fg508(spec, fabric, root)
     assert [f.message for f in findings] == [
         "profile lab-node: sysctl.conf differs from the plan: ens2np0 arp_announce 0 (plan 2)"]
+
+
+def test_a_profile_copy_no_host_installs_is_left_alone(tmp_path: Path) -> None:
+    """Every host has a NIC out of service, so each installs its own file and fabgen writes no profile copy: a
+    leftover one in the tree is applied by nobody and compared with nothing."""
+    from tests.helpers import edited
+
+    def all_out(data: dict[str, Any]) -> None:
+        data["hosts"][0]["overrides"] = {f"lab{i:02d}": {"nics_out_of_service": ["mlx5_3"]} for i in range(1, 5)}
+    spec = load_spec(edited(all_out))
+    fabric = plan_fabric(spec)
+    root = tmp_path / "collected"
+    write_deployed(fabric, root)
+    stale = root / "hosts" / "_profiles" / "lab-node" / "sysctl.conf"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("net.ipv4.conf.ens1np0.rp_filter = 1\n")
+    assert _fg508(spec, fabric, root) == []
+    (root / "hosts" / "lab01" / "sysctl.conf").write_text("net.ipv4.conf.ens1np0.rp_filter = 1\n")
+    assert [f.message.split(":")[0] for f in _fg508(spec, fabric, root)] == ["lab01"], "the hosts' own are compared"
 
 
 def test_a_link_is_not_followed(tmp_path: Path) -> None:
