@@ -32,6 +32,7 @@ from fabgen.targets.hostnet import parse
 from fabgen.targets.hostnet.parse import FileRoute as FileRoute  # re-exported: the twin's names before the move
 from fabgen.targets.hostnet.parse import FileRule as FileRule
 from fabgen.targets.hostnet.parse import HostFileError, NetdevSetup
+from fabgen.targets.hostnet.parse_sysctl import sysctl_lines
 from fabgen.twin.system import TwinError
 
 HOSTNET_TARGET = "host-net"
@@ -92,24 +93,18 @@ _SYSCTL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
 def parse_sysctl(origin: str, text: str) -> list[Sysctl]:
-    """``key = value`` lines as systemd-sysctl reads sysctl.d (``#``/``;`` comments, ``-`` prefix, ``/`` form)."""
+    """``key = value`` lines as systemd-sysctl reads sysctl.d (:func:`~fabgen.targets.hostnet.parse_sysctl.sysctl_lines`),
+    refusing a line the twin would not apply as written: no assignment, a glob, a value beyond plain words."""
     out = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        key, sep, value = line.partition("=")
-        key = key.strip().lstrip("-")
-        if not sep or not key:
-            raise TwinError(f"{origin}:{number}: not a 'key = value' line")
-        # systemd-sysctl: the first of '.' and '/' is the separator; with '/', dots are literal (ens1.100).
-        slash, dot = key.find("/"), key.find(".")
-        parts = tuple(key.split("/") if slash != -1 and (dot == -1 or slash < dot) else key.split("."))
+    for entry in sysctl_lines(text):
+        if entry.value is None or not entry.key:
+            raise TwinError(f"{origin}:{entry.line}: not a 'key = value' line")
+        parts = tuple(entry.path.split("/"))
         if not all(_SYSCTL_PART.match(p) for p in parts) or any(p in (".", "..") for p in parts):
-            raise TwinError(f"{origin}:{number}: {key!r} is not a sysctl key")
-        if not _SYSCTL_VALUE.match(value.strip()):
-            raise TwinError(f"{origin}:{number}: {key} = {value.strip()!r} is not a value the twin writes")
-        out.append(Sysctl(origin, number, parts, value.strip()))
+            raise TwinError(f"{origin}:{entry.line}: {entry.key!r} is not a sysctl key")
+        if not _SYSCTL_VALUE.match(entry.value):
+            raise TwinError(f"{origin}:{entry.line}: {entry.key} = {entry.value!r} is not a value the twin writes")
+        out.append(Sysctl(origin, entry.line, parts, entry.value))
     return out
 
 

@@ -99,7 +99,7 @@ def parse_eos_routing(text: str) -> CommonRouting:
             continue
         if depth == 1:
             under, middle = words, []
-            if top == _DLB[:3] and words == _DLB[3:]:
+            if top == _FIB and words == _DLB_UNDER_FIB:
                 state.load_balancing = "dlb"
         elif depth == 2:
             middle = words
@@ -172,6 +172,8 @@ def parse_eos_routing(text: str) -> CommonRouting:
 
 
 _DLB = ["ip", "hardware", "fib", "load-balance", "distribution", "dynamic"]
+_FIB, _DLB_UNDER_FIB = _DLB[:3], _DLB[3:]
+"""The same command nested: ``ip hardware fib`` with ``load-balance distribution dynamic`` below it."""
 _POLICIES = ["load-balance", "policies"]
 _DEFAULT_SAND = ["load-balance", "sand", "profile", "default"]
 """The sand profile EOS applies to every port."""

@@ -15,12 +15,13 @@ kernel hold, not by its text. The rules are sysctl.d(5)'s:
   part as glob(3) matches paths, except those the file assigns explicitly or
   excludes; of two globs matching a key, the later one's write is the last.
 
-The twin applies only what fabgen writes and keeps its stricter reader
-(:func:`fabgen.twin.hostfiles.parse_sysctl`).
+The twin reads the same lines (:func:`sysctl_lines`) and refuses what it would
+not apply faithfully (:func:`fabgen.twin.hostfiles.parse_sysctl`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -59,26 +60,46 @@ def proc_path(key: str) -> str:
 _SWAP = str.maketrans("./", "/.")
 
 
-def read_sysctl(text: str) -> SysctlFile:
-    """What ``text`` assigns (never raises: systemd-sysctl skips a line it cannot use, and so does this)."""
-    explicit: dict[str, tuple[str, int]] = {}
-    globs: list[tuple[tuple[str, ...], str, int]] = []
-    excluded: set[str] = set()
+@dataclass(frozen=True, slots=True)
+class SysctlLine:
+    """One line of a sysctl.d file that is no comment."""
+
+    line: int
+    key: str
+    """As written, without the ``-``."""
+    path: str
+    """The key's ``/proc/sys`` path (:func:`proc_path`)."""
+    value: str | None
+    """None on a line without ``=``."""
+    quiet: bool
+    """``-KEY``: a failed write is silent (and, without ``=``, the key stays out of globs)."""
+
+
+def sysctl_lines(text: str) -> Iterator[SysctlLine]:
+    """The lines of ``text`` that are not blank or comments, split as systemd-sysctl splits them."""
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
         quiet = line.startswith("-")
         key, equals, value = line.removeprefix("-").partition("=")
-        path = proc_path(key.strip())
-        if not path:
+        key = key.strip()
+        yield SysctlLine(number, key, proc_path(key), value.strip() if equals else None, quiet)
+
+
+def read_sysctl(text: str) -> SysctlFile:
+    """What ``text`` assigns (never raises: systemd-sysctl skips a line it cannot use, and so does this)."""
+    explicit: dict[str, tuple[str, int]] = {}
+    globs: list[tuple[tuple[str, ...], str, int]] = []
+    excluded: set[str] = set()
+    for entry in sysctl_lines(text):
+        if not entry.path:
             continue
-        if not equals:
-            if quiet:
-                excluded.add(path)
-            continue
-        if _GLOB.isdisjoint(path):
-            explicit[path] = (value.strip(), number)
+        if entry.value is None:
+            if entry.quiet:
+                excluded.add(entry.path)
+        elif _GLOB.isdisjoint(entry.path):
+            explicit[entry.path] = (entry.value, entry.line)
         else:
-            globs.append((tuple(path.split("/")), value.strip(), number))
+            globs.append((tuple(entry.path.split("/")), entry.value, entry.line))
     return SysctlFile(explicit, tuple(globs), frozenset(excluded))
