@@ -39,7 +39,7 @@ from fabgen.targets.nccl import topo_proof
 if TYPE_CHECKING:  # imported where used: only a file the proof cannot clear needs lxml (10 ms at every start)
     from lxml import etree
 
-__all__ = ["check_topology_file", "check_topology_xml"]
+__all__ = ["check_topology_file", "check_topology_xml", "nccl_elements", "strtol0"]
 
 # Limits of NCCL 2.30 (xml.h, topo.h). Names and values of 254+ characters are
 # fatal; NCCL allocates 256 nodes for the file *and* for what it detects later.
@@ -525,7 +525,7 @@ class _NcclScanner:
             self.report(
                 attr.pos,
                 f'{attr.name}="{value}": a leading 0 makes NCCL read it as octal '
-                f"({_c_strtol0(value)}); write {meant}",
+                f"({strtol0(value)}); write {meant}",
             )
 
 
@@ -560,8 +560,9 @@ def _stray(char: str) -> str:
     return f"text {char!r} outside a tag: NCCL's parser expects '<'"
 
 
-def _c_strtol0(text: str) -> int:
-    """What C's ``strtol(text, NULL, 0)`` returns, to show what NCCL would read."""
+def strtol0(text: str) -> int:
+    """What C's ``strtol(text, NULL, 0)`` returns: how NCCL reads an integer attribute (``0x`` hex, a leading ``0``
+    octal)."""
     body = text.lstrip(" \n\r\t")
     sign = -1 if body.startswith("-") else 1
     body = body.lstrip("+-")
@@ -865,6 +866,32 @@ def check_topology_xml(text: str, file: str = "<topology>") -> list[Problem]:
             problems.append(problem)
     problems.sort(key=lambda p: (p.line, p.col))
     return problems
+
+
+def nccl_elements(text: str, file: str = "<topology>") -> tuple[list[tuple[int, str, dict[str, str], int]],
+                                                                 list[Problem]]:
+    """The elements NCCL keeps from ``text``, in document order: (depth, element, attributes, line); and what NCCL's
+    parser refuses or misreads in it (the first pass of :func:`check_topology_xml`, not fabgen's schema).
+
+    The attributes are what NCCL's ``xmlGetAttr`` returns: the first of each
+    name among the first :data:`MAX_ATTRS`. ``lint --deployed`` reads a
+    collected file back with it; where NCCL's parser would stop, the elements
+    are those before.
+    """
+    if (declared := xml_declaration_problem(text, file)) is not None:
+        return [], [declared]
+    scanner = _NcclScanner(text, file)
+    scanner.scan()
+    out: list[tuple[int, str, dict[str, str], int]] = []
+    stack = [(0, root) for root in reversed(scanner.roots)]
+    while stack:
+        depth, node = stack.pop()
+        attrs: dict[str, str] = {}
+        for attr in node.tag.attrs[:MAX_ATTRS]:
+            attrs.setdefault(attr.name, attr.value or "")
+        out.append((depth, node.tag.name, attrs, scanner.loc(node.tag.pos)[0]))
+        stack.extend((depth + 1, child) for child in reversed(node.children))
+    return out, sorted(scanner.problems, key=lambda p: (p.line or 0, p.col or 0))
 
 
 def check_topology_file(path: Path) -> list[Problem]:
