@@ -16,6 +16,8 @@ Layout read::
     DIR/hosts/NAME/netplan.yaml     netplan v2, or nm/fabgen-NETDEV.nmconnection keyfiles
                                     (:mod:`fabgen.lint.deployed_hostnet`)
     DIR/hosts/NAME/roce-nic.conf    the NIC plan roce-nic.sh applies (:mod:`fabgen.lint.deployed_nic`)
+    DIR/hosts/NAME/sysctl.conf      /etc/sysctl.d/60-fabgen-roce.conf (:mod:`fabgen.lint.deployed_sysctl`)
+    DIR/hosts/NAME/nccl-topo.xml    the file NCCL_TOPO_FILE names (:mod:`fabgen.lint.deployed_topo`)
     DIR/switches/NAME.cfg           EOS
     DIR/switches/NAME/config_db.json  SONiC
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from fabgen.targets.base import ReadBack, Target
     from fabgen.targets.hostnet.parse_sysctl import SysctlFile
     from fabgen.targets.mlx5.parse import NicPlan
+    from fabgen.targets.nccl.parse_topo import Topology
     from fabgen.targets.qos_common import CommonQos
     from fabgen.targets.routing_common import CommonRouting
 
@@ -80,6 +83,8 @@ class DeployedPair(Generic[T]):
     found: T | None = None
     expected: T | None = None
     problem: str = ""
+    line: int = 1
+    """Where the problem is, when the consumer's reader says."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,8 @@ class Deployed:
     """Each collected ``roce-nic.conf`` that is not fabgen's text, with both parses (FG507)."""
     sysctls: tuple[DeployedPair[SysctlFile], ...] = ()
     """Each collected backend ``sysctl.conf`` that is not fabgen's text, with both reads (FG508)."""
+    topologies: tuple[DeployedPair[Topology], ...] = ()
+    """Each collected ``nccl-topo.xml`` that is not fabgen's text, with both reads as NCCL reads them (FG509)."""
 
 
 def _read(path: Path, base: Path) -> str:
@@ -299,13 +306,17 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     from fabgen.lint.deployed_hostnet import read_host_networks
     from fabgen.lint.deployed_nic import read_nic_plans
     from fabgen.lint.deployed_sysctl import read_sysctls
+    from fabgen.lint.deployed_topo import read_topologies
 
     host_networks = read_host_networks(base, plan)
     nic_hosts, nic_plans = read_nic_plans(base, plan)
     sysctl_hosts, sysctls = read_sysctls(base, plan)
-    collected = set(hosts) | {network.host for network in host_networks} | set(nic_hosts) | set(sysctl_hosts)
+    topology_hosts, topologies = read_topologies(base, plan)
+    collected = (set(hosts) | {network.host for network in host_networks} | set(nic_hosts) | set(sysctl_hosts)
+                 | set(topology_hosts))
     missing = sorted(host_names - collected) if (base / "hosts").is_dir() else []
     if (base / "switches").is_dir():
         missing += sorted(switch_names - seen_switches)
     return Deployed(str(base), hosts, tuple(switches), tuple(missing), tuple(unknown), tuple(unreadable),
-                    tuple(notes), host_networks=host_networks, nic_plans=nic_plans, sysctls=sysctls)
+                    tuple(notes), host_networks=host_networks, nic_plans=nic_plans, sysctls=sysctls,
+                    topologies=topologies)

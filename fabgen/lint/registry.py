@@ -28,6 +28,7 @@ from fabgen.lint.rules import (
     routing,
     routing_drift,
     sysctl_drift,
+    topo_drift,
     traffic,
     wiring,
 )
@@ -142,6 +143,7 @@ RULES: tuple[Rule, ...] = (
     Rule("FG506", "deployed-host-network-drift", "error", host_drift.host_network_drift),
     Rule("FG507", "deployed-nic-plan-drift", "error", nic_drift.nic_plan_drift),
     Rule("FG508", "deployed-host-sysctl-drift", "error", sysctl_drift.sysctl_drift),
+    Rule("FG509", "deployed-nccl-topo-drift", "error", topo_drift.topo_drift),
     Rule("FG601", "asn-collision", "error", routing.asn_collision),
     Rule("FG602", "bgp-neighbor-missing", "warning", routing.neighbor_missing),
     Rule("FG603", "maximum-paths-below-uplinks", "error", routing.maximum_paths_below_uplinks),

@@ -193,9 +193,33 @@ def deployed_site(base: str, tmp_path: Path) -> tuple[Any, Any, Path]:
     return spec, fabric, root
 
 
+def deployed_findings(spec: Any, fabric: Any, root: Path, code: str) -> list[Any]:
+    """``lint --deployed root`` with the rule ``code`` and the tree's own (FG503 incomplete, FG504 unreadable)."""
+    from fabgen.lint import lint
+    from fabgen.lint.config import LintConfig
+
+    return lint(spec, fabric, deployed=root, config=LintConfig(select=(code, "FG503", "FG504")))
+
+
+def planted_finding(file: str, code: str, edit: Any, says: str, line: str, tmp_path: Path) -> Any:
+    """The one finding ``code`` gives for ``edit`` planted in lab01's collected ``file`` on a site running the lab's
+    plan: it says ``says`` on one line, at that file, at the line holding ``line`` ("\\x00": line 1, nothing to
+    point at), with a hint; asserted here, and returned for the caller's own checks."""
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    path = root / "hosts" / "lab01" / file
+    text = edit(path.read_text())
+    path.write_text(text)
+    findings = deployed_findings(spec, fabric, root, code)
+    assert [f.code for f in findings] == [code], findings
+    (finding,) = findings
+    assert says in finding.message and finding.file == str(path) and "\n" not in finding.message and finding.hint
+    assert (line in text.splitlines()[finding.line - 1]) if line != "\x00" else finding.line == 1
+    return finding
+
+
 def write_deployed(fabric: Any, root: Path) -> None:
-    """What a site runs when it runs exactly the plan: nccl.conf, host network files, the NIC plan and the sysctl
-    file per host, and switch configs fabgen renders."""
+    """What a site runs when it runs exactly the plan: nccl.conf, host network files, the NIC plan, the sysctl file
+    and the NCCL topology file per host, and switch configs fabgen renders."""
     from fabgen.targets.nccl.conf import format_nccl_conf
     from fabgen.targets.registry import target_names
     from fabgen.targets.render import render_files
@@ -212,11 +236,13 @@ def write_deployed(fabric: Any, root: Path) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
     (root / "switches").mkdir(exist_ok=True)
-    # each host's netplan.yaml or NetworkManager keyfiles, its NIC plan (roce-nic.conf), and the sysctl file it
-    # installs (its own or its profile's) as collected from /etc/sysctl.d
+    # each host's netplan.yaml or NetworkManager keyfiles, its NIC plan (roce-nic.conf), the sysctl file it
+    # installs (its own or its profile's) as collected from /etc/sysctl.d, and its profile's NCCL topology file
+    from fabgen.lint.deployed_topo import host_topology_path
     from fabgen.targets.hostnet.config import sysctl_path, sysctl_source
+    from fabgen.targets.nccl.topo import topology_path
 
-    hostnet, _ = render_files(fabric, ["host-net", "nic-qos", "host-sysctl"])
+    hostnet, _ = render_files(fabric, ["host-net", "nic-qos", "host-sysctl", "nccl-topo"])
     for rel, text in hostnet.items():
         if rel.endswith(("/netplan.yaml", ".nmconnection", "/roce-nic.conf")):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -225,6 +251,9 @@ def write_deployed(fabric: Any, root: Path) -> None:
         source = sysctl_source(fabric.spec, host)
         if source is not None:
             (root / sysctl_path(host.name)).write_text(hostnet[source])
+        topology = hostnet.get(topology_path(host.profile))
+        if topology is not None:
+            (root / host_topology_path(host.name)).write_text(topology)
 
 
 def run_case(case: dict[str, Any], base: str, code: str, tmp: Path) -> tuple[list[tuple[Any, ...]], Prepared, list[Any]]:
