@@ -9,7 +9,8 @@ renders one plan for EOS, SONiC and NVUE and asserts the three pictures of each
 switch are equal once port names are matched. The picture holds only what all
 three OSes write, so the plan's picture never differs by OS, but for how ECMP
 spreads: EOS leaves the hashed fields to the platform (``ecmp_hash`` None), and
-each OS has its own way off the static hash (``load_balancing``, ``qp_hash``).
+each OS has its own way off the static hash (``load_balancing``, ``qp_hash``);
+and for what only some OSes state: lane counts (not NVUE) and the SKU (SONiC).
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ class CommonRouting:
     load_balancing: str = "ecmp"
     """How ECMP members are chosen: ``ecmp`` (the hash alone), ``dlb`` (EOS ``ip hardware fib load-balance
     distribution dynamic``) or ``spray`` (NVUE ``router adaptive-routing enable on``)."""
+    hwsku: str | None = None
+    """The SKU the file is for (SONiC ``DEVICE_METADATA|localhost.hwsku``): SONiC lays out the ports' lanes and
+    computes the lossless buffers from it. None where the file names none (EOS and NVUE never do)."""
 
 
 def prefix(text: str, what: str) -> str:
@@ -171,6 +175,7 @@ class States:
     ecmp_hash: set[str] | None = None
     qp_hash: bool = False
     load_balancing: str = "ecmp"
+    hwsku: str | None = None
 
 
 _GBPS = re.compile(r"([1-9][0-9]{0,3})[gG](?:-([1-8])|full)?")
@@ -226,4 +231,4 @@ def picture(asn_: int | None, router_id: str | None, loopback: list[str], addres
                          tuple(sorted(state.speeds.items())), tuple(sorted(state.ports_down)),
                          tuple(sorted(state.lanes.items())),
                          None if state.ecmp_hash is None else tuple(sorted(state.ecmp_hash & ECMP_HASH_FIELDS)),
-                         state.qp_hash, tuple(sorted(state.adaptive_ports)), state.load_balancing)
+                         state.qp_hash, tuple(sorted(state.adaptive_ports)), state.load_balancing, state.hwsku)

@@ -220,6 +220,13 @@ CASES = [
      '"ecmp_hash": ['),
     ("sonic-hash-more", SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"].extend(["IN_PORT", "INNER_SRC_IP"])),
      "ECMP hash fields differ: also on IN_PORT (plan", '"ecmp_hash": ['),
+    # the SKU SONiC lays the ports and buffers out for
+    ("sonic-hwsku", SONIC, _json(lambda d: d["DEVICE_METADATA"]["localhost"].update(hwsku="Mellanox-SN5600-O128")),
+     "the file names hwsku Mellanox-SN5600-O128, the plan's is ACS-SN5600", '"hwsku": "Mellanox-SN5600-O128"'),
+    ("sonic-hwsku-stranger", SONIC, _json(lambda d: d["DEVICE_METADATA"]["localhost"].update(hwsku="s3cr3t-sku")),
+     "the file names another hwsku, the plan's is ACS-SN5600", '"hwsku"'),
+    ("sonic-hwsku-gone", SONIC, _json(lambda d: d["DEVICE_METADATA"]["localhost"].pop("hwsku")),
+     "the file names no hwsku, the plan's is ACS-SN5600", '"DEVICE_METADATA"'),
     ("sonic-hash-gone", SONIC, _json(lambda d: d.pop("SWITCH_HASH")),
      "ECMP hash fields differ: left to the platform's default, the plan hashes on DST_IP, IP_PROTOCOL, "
      "L4_DST_PORT, L4_SRC_PORT, SRC_IP", "{"),
@@ -246,7 +253,7 @@ def test_a_planted_routing_edit_is_found_at_its_line(site: tuple[str, str], chan
     assert says in finding.message, finding.message
     assert "\n" not in finding.message and finding.hint
     assert line in lines[finding.line - 1], (finding.line, lines[finding.line - 1])
-    for secret in (STRANGER, "65000", "65001", "65123", "172.16.0", "10.99.0.1", "10.255.9.9"):
+    for secret in (STRANGER, "65000", "65001", "65123", "172.16.0", "10.99.0.1", "10.255.9.9", "s3cr3t"):
         assert secret not in finding.message, "a deployed value the plan lacks is not echoed"
 
 
@@ -293,9 +300,10 @@ def test_a_whole_underlay_edit_is_one_finding_per_kind(tmp_path: Path) -> None:
     (SONIC, _json(lambda d: d["SWITCH_HASH"]["GLOBAL"].update(ecmp_hash="s3cr3t-token"))),
     (NVUE, _replace("ecmp-hash: {", "ecmp-hash: s3cr3t-token\n        old-hash: {")),
     (SONIC, _json(lambda d: d["PORT"]["Ethernet8"].update(lanes="8,s3cr3t-token"))),
+    (SONIC, _json(lambda d: d["DEVICE_METADATA"]["localhost"].update(hwsku=["s3cr3t-token"]))),
 ], ids=["eos-asn", "eos-address", "sonic-table", "sonic-entry", "nvue-neighbor", "nvue-multipaths", "eos-speed",
         "sonic-speed", "sonic-speed-digits", "nvue-speed", "eos-payload-bytes", "eos-payload-digits",
-        "sonic-hash-field", "sonic-hash-list", "nvue-hash", "sonic-lanes"])
+        "sonic-hash-field", "sonic-hash-list", "nvue-hash", "sonic-lanes", "sonic-hwsku"])
 def test_a_wrong_shaped_underlay_is_unreadable_not_a_crash(site: tuple[str, str], change: Callable[[str], str],
                                                            tmp_path: Path) -> None:
     findings, _ = _findings(*site, change, tmp_path, codes=("FG504", "FG505"))
@@ -498,10 +506,10 @@ def _on(os_name: str, scheme: str = "rfc7938", timers: bool = False) -> str:
 def _neutral(picture: CommonRouting, ports: dict[str, int]) -> CommonRouting:
     """The picture with each port named by its place in the plan: port names are the platform's, not routing.
 
-    The hashed fields and lane counts are left out: EOS leaves the fields to the platform and NVUE states no
-    lanes (the test asserts each OS's apart).
+    The hashed fields, lane counts and SKU are left out: EOS leaves the fields to the platform, NVUE states no
+    lanes and only SONiC names its SKU (the test asserts each OS's apart).
     """
-    return replace(picture, ecmp_hash=None, lanes=(), addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
+    return replace(picture, ecmp_hash=None, lanes=(), hwsku=None, addresses=tuple(sorted((str(ports[port]), value) for port, value in picture.addresses)),
                    ports_down=tuple(sorted(str(ports[port]) for port in picture.ports_down)),
                    speeds=tuple(sorted((str(ports[port]), mbps) for port, mbps in picture.speeds)))
 
@@ -523,6 +531,8 @@ def test_one_plan_reads_back_the_same_routing_on_every_os(scheme: str, timers: b
                 picture = parse_nvue_routing(files[f"switches/{switch.name}/startup.yaml"])
             assert {port for port, _ in picture.addresses} == {p.name for p in switch.ports}, os_name
             assert picture.ecmp_hash == (None if os_name == "eos" else FIVE_TUPLE), os_name
+            assert picture.hwsku == (switch.hwsku if os_name == "sonic" else None) and \
+                (os_name != "sonic" or switch.hwsku), os_name
             assert (picture.qp_hash, picture.load_balancing) == (False, "ecmp"), "the lab's 7060s have no sand profile"
             assert dict(picture.lanes) == ({} if os_name == "cumulus" else {p.name: 8 for p in switch.ports}), \
                 "400G on the 7060DX5's and the SN5600's 8-lane ports; NVUE states no lanes"

@@ -22,6 +22,7 @@ from fabgen.lint.finding import Hit, Location
 from fabgen.natural import natural_key
 from fabgen.plan.model import FabricPlan
 from fabgen.targets.routing_common import CommonRouting
+from fabgen.targets.sonic.sku import SKUS
 
 Path = tuple[str, ...]
 """Regular expressions, each matched in the block of the line the one before matched (EOS, JSON and YAML nest by
@@ -65,6 +66,7 @@ _QP_HASH: tuple[Path, ...] = ((r"^load-balance policies\b", r"^\s+load-balance s
                                r"^\s+fields udp dst-port\b", r"^\s+payload bytes\b"),)
 _ECMP_HASH: tuple[Path, ...] = ((r'^\s*"SWITCH_HASH":', r'"ecmp_hash"'), (r"^\s+forwarding:", r"^\s+ecmp-hash:"),
                                (r"^\s+system:", r"^\s+forwarding:"))
+_HWSKU: tuple[Path, ...] = ((r'^\s*"DEVICE_METADATA":', r'"hwsku"'), (r'^\s*"DEVICE_METADATA":',))
 _REDEPLOY = "re-deploy fabgen's configuration, or put the change in the spec"
 _SPREAD = {"ecmp": "the ECMP hash alone", "dlb": "dynamic load balancing (DLB)",
            "spray": "adaptive routing (per-packet spraying)"}
@@ -204,6 +206,12 @@ def routing_differences(deployed: CommonRouting, expected: CommonRouting, known:
     """Each way the deployed picture differs from the planned one, with where it stands and what to do."""
     d, e = deployed, expected
     out: list[_Difference] = []
+    if d.hwsku != e.hwsku and e.hwsku is not None:  # first: the ports' lanes and the buffers follow from it
+        has = "no hwsku" if d.hwsku is None else f"hwsku {d.hwsku}" if d.hwsku in SKUS else "another hwsku"
+        out.append(_Difference(f"the file names {has}, the plan's is {e.hwsku}", _HWSKU,
+                               "deploy the plan's config_db.json for this switch, or set the tier's hwsku in the spec "
+                               "if the hardware is another SKU: SONiC lays out the ports' lanes and computes the "
+                               "lossless buffers from the SKU"))
     if d.asn != e.asn:
         if d.asn is None:
             out.append(_Difference(f"runs no BGP instance, the plan one with ASN {e.asn}", _ASN, _REDEPLOY))
@@ -448,9 +456,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         sessions of the default VRF with their remote AS, maximum-paths, the
         announced prefixes, multipath relax, which sessions are shut or not
         activated for IPv4, their timers and BFD, each fabric port's speed,
-        lane count and admin state, and how ECMP spreads: DLB or adaptive
-        routing (and on which ports), RoCE QP hashing, and the hashed header
-        fields)
+        lane count and admin state, SONiC's hwsku, and how ECMP spreads: DLB
+        or adaptive routing (and on which ports), RoCE QP hashing, and the
+        hashed header fields)
         and compared with the picture of what fabgen renders
         for that switch. Each kind of difference is one finding, at the line that
         holds it. A value of the deployed file the plan does not have is not
@@ -467,7 +475,9 @@ def switch_routing_drift(ctx: LintContext) -> Iterator[Hit]:
         multipath relax, uplinks to spines of different ASNs are not balanced.
         A hash that drops the UDP source port (or the QP hash, or DLB) puts a
         host pair's queue pairs on one uplink: the job runs at a fraction of
-        its bandwidth with every link up.
+        its bandwidth with every link up. A SONiC config_db.json written for
+        another SKU lays the ports' lanes and the lossless buffers out for
+        hardware the switch is not.
         Such edits survive until the next push and break what the FG6xx rules
         checked in the plan.
 

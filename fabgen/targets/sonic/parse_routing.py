@@ -31,6 +31,7 @@ a neighbor's ``bfd: "true"`` under frrcfgd, at bfdd's default timers.
 ECMP hashing is ``SWITCH_HASH|GLOBAL.ecmp_hash``, a list of ``sonic-hash.yang``'s
 fields (a name outside it raises ``ValueError``); without it the platform's own
 hash applies. CONFIG_DB has no DLB or spraying: the spread is always ``ecmp``.
+``DEVICE_METADATA|localhost.hwsku`` names the SKU the ports and buffers are laid out for.
 """
 
 from __future__ import annotations
@@ -119,7 +120,10 @@ def parse_sonic_routing(data: Mapping[str, Any]) -> CommonRouting:
     addresses = _prefixes(data, "INTERFACE")
     frrcfgd = metadata.get("frr_mgmt_framework_config") == "true"
     ports = _table(data, "PORT")
-    state = States(ecmp_hash=_ecmp_hash(data))
+    hwsku = metadata.get("hwsku")
+    if hwsku is not None and not isinstance(hwsku, str):
+        raise TypeError("DEVICE_METADATA 'localhost' hwsku is not a name")
+    state = States(ecmp_hash=_ecmp_hash(data), hwsku=hwsku)
     for port in ports:
         entry = _entry(ports, "PORT", port)
         if entry.get("admin_status") != "up":
