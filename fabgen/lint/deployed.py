@@ -18,6 +18,8 @@ Layout read::
     DIR/hosts/NAME/roce-nic.conf    the NIC plan roce-nic.sh applies (:mod:`fabgen.lint.deployed_nic`)
     DIR/hosts/NAME/sysctl.conf      /etc/sysctl.d/60-fabgen-roce.conf (:mod:`fabgen.lint.deployed_sysctl`)
     DIR/hosts/NAME/nccl-topo.xml    the file NCCL_TOPO_FILE names (:mod:`fabgen.lint.deployed_topo`)
+    DIR/hosts/NAME/fabgen-roce-nic.service, 99-fabgen-roce-nic.rules, lldpd.conf
+                                    the NIC unit, its udev rule, lldpd (:mod:`fabgen.lint.deployed_boot`)
     DIR/switches/NAME.cfg           EOS
     DIR/switches/NAME/config_db.json  SONiC
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from fabgen.lint.deployed_hostnet import DeployedHostNetwork
     from fabgen.plan.model import FabricPlan, Switch
     from fabgen.targets.base import ReadBack, Target
+    from fabgen.targets.hostnet.parse_boot import BootFile
     from fabgen.targets.hostnet.parse_sysctl import SysctlFile
     from fabgen.targets.mlx5.parse import NicPlan
     from fabgen.targets.nccl.parse_topo import Topology
@@ -122,6 +125,8 @@ class Deployed:
     """Each collected backend ``sysctl.conf`` that is not fabgen's text, with both reads (FG508)."""
     topologies: tuple[DeployedPair[Topology], ...] = ()
     """Each collected ``nccl-topo.xml`` that is not fabgen's text, with both reads as NCCL reads them (FG509)."""
+    boot_files: tuple[DeployedPair[BootFile], ...] = ()
+    """Each collected NIC unit, udev rule or ``lldpd.conf`` that is not fabgen's text, with both reads (FG510)."""
 
 
 def _read(path: Path, base: Path) -> str:
@@ -303,6 +308,7 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
             if entry.is_dir() or entry.name.endswith(".cfg"):
                 unknown.append(f"switches/{entry.name}")
 
+    from fabgen.lint.deployed_boot import read_boot_files
     from fabgen.lint.deployed_hostnet import read_host_networks
     from fabgen.lint.deployed_nic import read_nic_plans
     from fabgen.lint.deployed_sysctl import read_sysctls
@@ -312,11 +318,12 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     nic_hosts, nic_plans = read_nic_plans(base, plan)
     sysctl_hosts, sysctls = read_sysctls(base, plan)
     topology_hosts, topologies = read_topologies(base, plan)
+    boot_hosts, boot_files = read_boot_files(base, plan)
     collected = (set(hosts) | {network.host for network in host_networks} | set(nic_hosts) | set(sysctl_hosts)
-                 | set(topology_hosts))
+                 | set(topology_hosts) | set(boot_hosts))
     missing = sorted(host_names - collected) if (base / "hosts").is_dir() else []
     if (base / "switches").is_dir():
         missing += sorted(switch_names - seen_switches)
     return Deployed(str(base), hosts, tuple(switches), tuple(missing), tuple(unknown), tuple(unreadable),
                     tuple(notes), host_networks=host_networks, nic_plans=nic_plans, sysctls=sysctls,
-                    topologies=topologies)
+                    topologies=topologies, boot_files=boot_files)

@@ -18,6 +18,7 @@ from functools import cached_property
 from fabgen.lint.context import LintContext
 from fabgen.lint.finding import Hit, Severity
 from fabgen.lint.rules import (
+    boot_drift,
     capacity,
     drift,
     host_drift,
@@ -144,6 +145,7 @@ RULES: tuple[Rule, ...] = (
     Rule("FG507", "deployed-nic-plan-drift", "error", nic_drift.nic_plan_drift),
     Rule("FG508", "deployed-host-sysctl-drift", "error", sysctl_drift.sysctl_drift),
     Rule("FG509", "deployed-nccl-topo-drift", "error", topo_drift.topo_drift),
+    Rule("FG510", "deployed-host-boot-drift", "error", boot_drift.boot_drift),
     Rule("FG601", "asn-collision", "error", routing.asn_collision),
     Rule("FG602", "bgp-neighbor-missing", "warning", routing.neighbor_missing),
     Rule("FG603", "maximum-paths-below-uplinks", "error", routing.maximum_paths_below_uplinks),

@@ -218,8 +218,8 @@ def planted_finding(file: str, code: str, edit: Any, says: str, line: str, tmp_p
 
 
 def write_deployed(fabric: Any, root: Path) -> None:
-    """What a site runs when it runs exactly the plan: nccl.conf, host network files, the NIC plan, the sysctl file
-    and the NCCL topology file per host, and switch configs fabgen renders."""
+    """What a site runs when it runs exactly the plan: nccl.conf, host network files, the NIC plan, the sysctl file,
+    the NCCL topology file and the boot files per host, and switch configs fabgen renders."""
     from fabgen.targets.nccl.conf import format_nccl_conf
     from fabgen.targets.registry import target_names
     from fabgen.targets.render import render_files
@@ -239,10 +239,11 @@ def write_deployed(fabric: Any, root: Path) -> None:
     # each host's netplan.yaml or NetworkManager keyfiles, its NIC plan (roce-nic.conf), the sysctl file it
     # installs (its own or its profile's) as collected from /etc/sysctl.d, and its profile's NCCL topology file
     from fabgen.lint.deployed_topo import host_topology_path
+    from fabgen.targets.hostnet.boot import lldpd_path, udev_path, unit_path
     from fabgen.targets.hostnet.config import sysctl_path, sysctl_source
     from fabgen.targets.nccl.topo import topology_path
 
-    hostnet, _ = render_files(fabric, ["host-net", "nic-qos", "host-sysctl", "nccl-topo"])
+    hostnet, _ = render_files(fabric, ["host-net", "nic-qos", "host-sysctl", "nccl-topo", "host-boot"])
     for rel, text in hostnet.items():
         if rel.endswith(("/netplan.yaml", ".nmconnection", "/roce-nic.conf")):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -254,6 +255,9 @@ def write_deployed(fabric: Any, root: Path) -> None:
         topology = hostnet.get(topology_path(host.profile))
         if topology is not None:
             (root / host_topology_path(host.name)).write_text(topology)
+        for boot in (unit_path(host.profile), udev_path(host.profile), lldpd_path(host.profile)):
+            if boot in hostnet:
+                (root / "hosts" / host.name / boot.rsplit("/", 1)[1]).write_text(hostnet[boot])
 
 
 def run_case(case: dict[str, Any], base: str, code: str, tmp: Path) -> tuple[list[tuple[Any, ...]], Prepared, list[Any]]:

@@ -4,7 +4,7 @@ A deployed tree is whatever came back from the devices: a config half-edited by
 hand, a truncated copy, a file of the wrong kind. Each run copies a tree that
 runs the plan, applies a few random line edits (deleted, repeated, reindented,
 shuffled lines; a character or a number changed) to its switch configs, host
-network files, NIC plans, sysctl and NCCL topology files, some of them planting a marker value, and lints it. The only
+network files, NIC plans, sysctl, NCCL topology and boot files, some of them planting a marker value, and lints it. The only
 outcomes allowed are findings and FabgenError; no finding may carry a marker,
 since lint output goes to CI logs and a deployed file may hold secrets. Seeded,
 so a failure replays.
@@ -65,7 +65,8 @@ def test_mangled_deployed_trees_give_findings_without_their_values(base: str, tm
     write_deployed(fabric, clean)
     files = sorted(p.relative_to(clean) for p in clean.rglob("*")
                    if p.is_file() and (p.suffix in (".cfg", ".json", ".yaml", ".nmconnection")
-                                       or p.name in ("roce-nic.conf", "sysctl.conf", "nccl-topo.xml")))
+                                       or p.name in ("roce-nic.conf", "sysctl.conf", "nccl-topo.xml", "fabgen-roce-nic.service",
+                                                     "99-fabgen-roce-nic.rules", "lldpd.conf")))
     rng = random.Random(f"deployed-fuzz-{base}")
     for run in range(RUNS):
         root = tmp_path / f"run{run}"
