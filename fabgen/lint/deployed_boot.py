@@ -71,5 +71,10 @@ def read_boot_files(base: Path, plan: FabricPlan) -> tuple[tuple[str, ...], tupl
             out.append(DeployedPair(owner, str(base / rel), problem=why))
         elif text != own_text:
             read = readers[rel.rsplit("/", 1)[1]]
-            out.append(DeployedPair(owner, str(base / rel), read(text), read(own_text)))
+            try:
+                found = read(text)
+            except ValueError as exc:  # the message names a line and a bound, never the file's words
+                out.append(DeployedPair(owner, str(base / rel), problem=f"not read: {exc}"))
+                continue
+            out.append(DeployedPair(owner, str(base / rel), found, read(own_text)))
     return present, tuple(out)

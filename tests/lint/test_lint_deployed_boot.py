@@ -92,3 +92,18 @@ def test_the_readers_follow_their_consumers() -> None:
     assert pattern_match("ens1", "ens*") and not pattern_match("ens1", "eth*")
     assert not pattern_match("ens1", "!ens1,ens*") and not pattern_match("ens1", "ens*,!ens1")
     assert pattern_match("ens1", "!ens*,!!ens1") and pattern_match("ens1", ",,ens1,")
+
+
+def test_hostile_boot_files_are_bounded_not_echoed(tmp_path: Path) -> None:
+    """An lldpd pattern of thousands of globs is refused at its line (each would cost a compiled fnmatch per NIC),
+    and a unit listing 200,000 devices is read in linear time: findings, never a hang or an echo."""
+    spec, fabric, root = deployed_site("lab", tmp_path)
+    host = root / "hosts" / "lab01"
+    (host / "lldpd.conf").write_text("configure system interface pattern " + ",".join(
+        f"s3cr3t{n}*a*b" for n in range(5000)) + "\n")
+    (host / UNIT).write_text("[Unit]\nWants=" + " ".join(f"s3cr3t{n}.device" for n in range(200_000)) + "\n")
+    findings = deployed_findings(spec, fabric, root, "FG510")
+    said = {f.file.rsplit("/", 1)[1]: f.message for f in findings}
+    assert said["lldpd.conf"] == "lab01: lldpd.conf not read: line 1: an interface pattern of more than 1000 entries"
+    assert "lacks sys-subsystem-net-devices-ens1np0.device" in said[UNIT]
+    assert not any("s3cr3t" in message for message in said.values())

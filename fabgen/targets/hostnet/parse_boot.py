@@ -94,7 +94,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def read_unit(text: str) -> UnitFile:
-    settings: dict[str, list[str]] = {}
+    settings: dict[str, dict[str, None]] = {}  # values in order, each once (a dict: a long list stays linear)
     lines: dict[str, int] = {}
     section = ""
     for number, line in _logical_lines(text):
@@ -108,14 +108,12 @@ def read_unit(text: str) -> UnitFile:
         name = f"{section}.{key}"
         lines[name] = number
         if key not in UNIT_LISTS:
-            settings[name] = [value]
+            settings[name] = {value: None}
         elif not value:
-            settings[name] = []
+            settings[name] = {}
         else:
-            have = settings.setdefault(name, [])
-            for word in [" ".join(value.split())] if key == "ExecStart" else value.split():
-                if word not in have:
-                    have.append(word)
+            settings.setdefault(name, {}).update(dict.fromkeys(
+                [" ".join(value.split())] if key == "ExecStart" else value.split()))
     return UnitFile({name: tuple(values) for name, values in settings.items()}, lines)
 
 
@@ -144,13 +142,21 @@ def read_udev_rules(text: str) -> UdevRules:
     return UdevRules(tuple(rules))
 
 
+MAX_PATTERNS = 1000
+"""More interface patterns than a host has interfaces by far: each costs a compiled ``fnmatch`` per NIC."""
+
+
 def read_lldpd_conf(text: str) -> LldpdConf:
+    """lldpd's settings from its configuration; ValueError for an interface pattern of more than
+    :data:`MAX_PATTERNS` entries (read, it could take minutes)."""
     pattern: str | None = None
     port_id: str | None = None
     pattern_line = port_id_line = 0
     for number, line in _logical_lines(text):
         words = line.split()
         if words[:4] == ["configure", "system", "interface", "pattern"] and len(words) == 5:
+            if words[4].count(",") >= MAX_PATTERNS:
+                raise ValueError(f"line {number}: an interface pattern of more than {MAX_PATTERNS} entries")
             pattern, pattern_line = words[4], number
         elif words[:4] == ["unconfigure", "system", "interface", "pattern"]:
             pattern, pattern_line = None, number
