@@ -17,26 +17,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from fabgen.errors import FabgenError, Problem
-from fabgen.spec_arg import spec_path
+from fabgen.spec_arg import jobs_arg, spec_path
 
 if TYPE_CHECKING:
     from fabgen.writer import Drift, WriteResult
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
-
-
-def _jobs(value: str) -> int:
-    """``-j N``: a whole number from 1 to :func:`max_jobs` (``-j 300`` once started 302 processes on 2 cores)."""
-    from fabgen.bounded import jobs_problem
-
-    try:
-        number = int(value, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value[:40]!r}") from None
-    problem = jobs_problem(number)
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return number
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -266,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "files (hosts/_profiles/P/), which a host's install.json also names")
     p.add_argument("--templates", metavar="DIR", help="overlay directory of Jinja2 templates")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory without a fabgen manifest")
-    p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
                    help="render in N worker processes (same output; worth it for thousands of devices)")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor fill the on-disk caches (with --device, the rendered files; always, "

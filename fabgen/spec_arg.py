@@ -1,4 +1,4 @@
-"""The spec argument of every command, resolved before anything heavy is imported.
+"""The spec and ``-j`` arguments of the commands, resolved before anything heavy is imported.
 
 A leaf module (no ruamel, pydantic or Jinja2): the ``--device`` cache-hit path
 parses its arguments with it.
@@ -6,6 +6,7 @@ parses its arguments with it.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 
@@ -20,3 +21,17 @@ def spec_path(value: str) -> str:
     if folder.is_dir() and (folder / "spec.yaml").is_file():
         return str(folder / "spec.yaml")
     return value
+
+
+def jobs_arg(value: str) -> int:
+    """``-j N``: a whole number from 1 to :func:`max_jobs` (``-j 300`` once started 302 processes on 2 cores)."""
+    from fabgen.bounded import jobs_problem
+
+    try:
+        number = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value[:40]!r}") from None
+    problem = jobs_problem(number)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return number

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fabgen.errors import FabgenError, Problem
-from fabgen.spec_arg import spec_path
+from fabgen.spec_arg import jobs_arg, spec_path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
@@ -28,6 +28,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 def _cmd_lint(args: argparse.Namespace) -> int:
     from fabgen.lint.config import LintConfig, config_for, load_config
+    from fabgen.lint.deployed import read_deployed
     from fabgen.lint.engine import run_lint
     from fabgen.lint.finding import Finding
     from fabgen.lint.formats import format_findings
@@ -51,7 +52,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
                 config = config_for(path)
             config = config.override(_split(args.select), _split(args.ignore), args.strict)
             spec = load_spec(Path(path))
-            result = run_lint(spec, plan_fabric(spec), wiring=args.wiring or None, deployed=args.deployed, config=config)
+            plan = plan_fabric(spec)
+            deployed = read_deployed(args.deployed, plan, args.jobs) if args.deployed else None
+            result = run_lint(spec, plan, wiring=args.wiring or None, deployed=deployed, config=config)
         except FabgenError as exc:
             for line in exc.lines():
                 print(line, file=sys.stderr)
@@ -121,6 +124,9 @@ def register(command: Command) -> None:
                    help="LLDP captures (lldpctl -f json/json0/keyvalue, one file per device) or cabling CSV; "
                         "files or directories, repeatable")
     p.add_argument("--deployed", metavar="DIR", help="a tree in fabgen's output layout collected from the devices")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
+                   help="with --deployed, render and parse the switch files in N worker processes (same findings; "
+                        "worth it for thousands of switches)")
     p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--select", action="append", metavar="RULES",
                    help="only these rules: codes, prefixes (FG1) or slugs, comma-separated; replaces the config's")

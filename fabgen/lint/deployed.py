@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import glob
 import json
+import multiprocessing
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -163,23 +164,24 @@ def _is_dir(path: Path, base: Path) -> bool:
     return not path.is_symlink() and path.is_dir() and inside(base, path)
 
 
-def render_collected(plan: FabricPlan, target: str, present: Sequence[str], planned: int) -> dict[str, str]:
+def render_collected(plan: FabricPlan, target: str, present: Sequence[str], planned: int,
+                     jobs: int = 1) -> dict[str, str]:
     """What ``target`` renders for the devices of the tree, ``present`` of its ``planned`` many, in one render (a
     render per device costs milliseconds each: seconds at thousands): every device's when the tree has them all,
     else by name, escaped (a name is no glob). Raises FabgenError as the render does."""
     from fabgen.targets.render import render_files
 
     devices = None if len(present) == planned else [glob.escape(name) for name in present]
-    return render_files(plan, [target], devices)[0]
+    return render_files(plan, [target], devices, jobs=jobs)[0]
 
 
-def _own_files(plan: FabricPlan, target: Target, fmt: ReadBack, base: Path) -> dict[str, str] | None:
+def _own_files(plan: FabricPlan, target: Target, fmt: ReadBack, base: Path, jobs: int = 1) -> dict[str, str] | None:
     """What fabgen renders for every switch of ``fmt.os`` the tree has a file of (:func:`render_collected`); None
     when that render fails, and each switch is then rendered alone to say which cannot be."""
     mine = [s.name for s in plan.switches if s.os == fmt.os]
     names = [name for name in mine if os.path.lexists(base / fmt.path.format(name=name))]
     try:
-        return render_collected(plan, target.name, names, len(mine))
+        return render_collected(plan, target.name, names, len(mine), jobs)
     except FabgenError:
         return None
 
@@ -212,8 +214,13 @@ def _expected(plan: FabricPlan, switch: Switch, target: Target, fmt: ReadBack,
         return f"cannot read fabgen's own output back: {exc}"
 
 
-def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
-    """Read ``root`` for the devices of ``plan``; raise :class:`FabgenError` when it is not such a tree."""
+def read_deployed(root: Path | str, plan: FabricPlan, jobs: int = 1) -> Deployed:
+    """Read ``root`` for the devices of ``plan``; raise :class:`FabgenError` when it is not such a tree.
+
+    ``jobs > 1`` renders fabgen's switch files and parses the collected ones in that many forked worker processes
+    (the same result: a 24k tree of switch files that are not fabgen's text parses 2,048 configurations three
+    times, half a minute on one core).
+    """
     from fabgen.targets.nccl.conf import parse_nccl_conf_located, parse_systemd_env_located
     from fabgen.targets.nccl.env import nccl_sources, shares_profile
     from fabgen.targets.registry import read_backs
@@ -260,8 +267,8 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     unreadable: list[tuple[str, str]] = []
     notes: list[str] = []
     seen_switches: set[str] = set()
-    qos_cache: dict[tuple[str, int], CommonQos] = {}
     own_files: dict[str, dict[str, str] | None] = {}
+    items: list[tuple[Switch, str, Path]] = []
     formats = read_backs()
     for switch in plan.switches:
         row = formats.get(switch.os)
@@ -273,33 +280,15 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
             continue
         seen_switches.add(switch.name)
         if target.name not in own_files:
-            own_files[target.name] = _own_files(plan, target, fmt, base)
-        own = _expected(plan, switch, target, fmt, qos_cache, own_files[target.name])
-        if isinstance(own, str):
-            notes.append(f"{path}: not checked: {own}")
-            continue
-        expected, expected_routing, own_text = own
-        if expected.ports is not None:
-            # One policy's switches share a picture, not ports: each binds its QoS on every port it has
-            # (test_a_site_running_the_plan_has_no_drift holds the renderer to that).
-            expected = replace(expected, ports=frozenset(port.name for port in switch.ports))
-        try:
-            text = _read(path, base)
-            if text == own_text:  # fabgen's own bytes: its pictures, without parsing them again (half the cost)
-                switches.append(DeployedSwitch(switch.name, str(path), text, expected, expected, expected_routing,
-                                               expected_routing))
-                continue
-            data = load_json(text, str(path)) if fmt.kind == "json" else text
-            picture = fmt.parse(data)
-            routing = fmt.parse_routing(data)
-        except (ValueError, KeyError, TypeError, AttributeError, IndexError, FabgenError) as exc:
-            # a wrong-shaped file (a list where config_db has tables) must be a finding, not a traceback
-            reason = "; ".join(p.message for p in exc.problems[:2]) if isinstance(exc, FabgenError) else \
-                f"{type(exc).__name__}: {exc}" if isinstance(exc, AttributeError | IndexError) else str(exc)
-            known = {switch.name, *(getattr(port, "name", "") for port in getattr(switch, "ports", ()))}
-            unreadable.append((str(path), redact(reason, known)))
-            continue
-        switches.append(DeployedSwitch(switch.name, str(path), text, picture, expected, routing, expected_routing))
+            own_files[target.name] = _own_files(plan, target, fmt, base, jobs)
+        items.append((switch, switch.os, path))
+    for result in _read_switches(plan, items, own_files, base, jobs):
+        if isinstance(result, DeployedSwitch):
+            switches.append(result)
+        elif isinstance(result, tuple):
+            unreadable.append(result)
+        else:
+            notes.append(result)
     if _is_dir(base / "switches", base):
         for entry in sorted((base / "switches").iterdir()):
             name = entry.name[:-4] if entry.is_file() and entry.name.endswith(".cfg") else entry.name
@@ -327,3 +316,75 @@ def read_deployed(root: Path | str, plan: FabricPlan) -> Deployed:
     return Deployed(str(base), hosts, tuple(switches), tuple(missing), tuple(unknown), tuple(unreadable),
                     tuple(notes), host_networks=host_networks, nic_plans=nic_plans, sysctls=sysctls,
                     topologies=topologies, boot_files=boot_files)
+
+
+PARALLEL_SWITCHES = 64
+"""Below this many collected switch files, forking workers costs more than parsing them."""
+
+_SwitchRead = DeployedSwitch | tuple[str, str] | str
+"""What one collected switch file gives: its pictures, (file, why it cannot be read), or a note."""
+_FORKED: tuple[FabricPlan, list[tuple[Switch, str, Path]], dict[str, dict[str, str] | None], Path] | None = None
+
+
+def _read_switches(plan: FabricPlan, items: list[tuple[Switch, str, Path]],
+                   own_files: dict[str, dict[str, str] | None], base: Path, jobs: int) -> Iterator[_SwitchRead]:
+    """Each (switch, OS, file) read against fabgen's render, in order; in ``jobs`` forked workers that inherit the
+    plan and the renders (nothing of them pickled) when there are enough files."""
+    global _FORKED
+    if jobs <= 1 or len(items) < PARALLEL_SWITCHES or "fork" not in multiprocessing.get_all_start_methods():
+        yield from _read_range(plan, items, own_files, base, 0, len(items))
+        return
+    size = -(-len(items) // (jobs * 4))
+    bounds = [(low, min(low + size, len(items))) for low in range(0, len(items), size)]
+    _FORKED = (plan, items, own_files, base)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for chunk in pool.imap(_forked_range, bounds):
+                yield from chunk
+    finally:
+        _FORKED = None
+
+
+def _forked_range(bounds: tuple[int, int]) -> list[_SwitchRead]:
+    assert _FORKED is not None
+    return list(_read_range(*_FORKED, *bounds))
+
+
+def _read_range(plan: FabricPlan, items: list[tuple[Switch, str, Path]],
+                own_files: dict[str, dict[str, str] | None], base: Path, low: int, high: int) -> Iterator[_SwitchRead]:
+    from fabgen.targets.registry import read_backs
+
+    formats = read_backs()
+    qos_cache: dict[tuple[str, int], CommonQos] = {}
+    for switch, os_name, path in items[low:high]:
+        target, fmt = formats[os_name]
+        yield _read_switch(plan, switch, target, fmt, path, base, qos_cache, own_files[target.name])
+
+
+def _read_switch(plan: FabricPlan, switch: Switch, target: Target, fmt: ReadBack, path: Path, base: Path,
+                 qos_cache: dict[tuple[str, int], CommonQos], files: dict[str, str] | None) -> _SwitchRead:
+    """One collected switch file with the pictures of fabgen's render for the switch; (file, why) when the OS
+    reader refuses it (the reason redacted); a note when fabgen's own side cannot be had."""
+    own = _expected(plan, switch, target, fmt, qos_cache, files)
+    if isinstance(own, str):
+        return f"{path}: not checked: {own}"
+    expected, expected_routing, own_text = own
+    if expected.ports is not None:
+        # One policy's switches share a picture, not ports: each binds its QoS on every port it has
+        # (test_a_site_running_the_plan_has_no_drift holds the renderer to that).
+        expected = replace(expected, ports=frozenset(port.name for port in switch.ports))
+    try:
+        text = _read(path, base)
+        if text == own_text:  # fabgen's own bytes: its pictures, without parsing them again (half the cost)
+            return DeployedSwitch(switch.name, str(path), text, expected, expected, expected_routing,
+                                  expected_routing)
+        data = load_json(text, str(path)) if fmt.kind == "json" else text
+        picture = fmt.parse(data)
+        routing = fmt.parse_routing(data)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, FabgenError) as exc:
+        # a wrong-shaped file (a list where config_db has tables) must be a finding, not a traceback
+        reason = "; ".join(p.message for p in exc.problems[:2]) if isinstance(exc, FabgenError) else \
+            f"{type(exc).__name__}: {exc}" if isinstance(exc, AttributeError | IndexError) else str(exc)
+        known = {switch.name, *(getattr(port, "name", "") for port in getattr(switch, "ports", ()))}
+        return str(path), redact(reason, known)
+    return DeployedSwitch(switch.name, str(path), text, picture, expected, routing, expected_routing)

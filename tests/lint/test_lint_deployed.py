@@ -327,3 +327,44 @@ def test_a_file_that_is_fabgens_text_is_not_parsed_again(tmp_path: Path, monkeyp
     parsed.clear()
     found = read_deployed(root, fabric)
     assert len(parsed) == 7 and all(s.routing == s.expected_routing for s in found.switches)
+
+
+@pytest.mark.parametrize("base", ["lab", "sonic-pod", "cumulus-pod"])
+def test_switch_files_read_in_workers_give_the_same_tree(base: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-j 2``: the switch files are parsed in forked workers (forced here below the size that would fork) and
+    the result is the serial one: pictures, drift, an unreadable file and its redaction, in switch order."""
+    import os
+
+    import fabgen.lint.deployed as deployed_module
+
+    spec, fabric, root = site(base, tmp_path)
+    files = sorted(p for p in (root / "switches").rglob("*")
+                   if p.suffix == ".cfg" or p.name in ("config_db.json", "startup.yaml"))
+    files[0].write_text(files[0].read_text().replace("4", "7", 3))  # drift, or a file the reader refuses
+    files[1].write_text(files[1].read_text()[: len(files[1].read_text()) // 2] + "\n SECRET {[\n")
+    serial = read_deployed(root, fabric)
+    monkeypatch.setattr(deployed_module, "PARALLEL_SWITCHES", 1)
+    pids = tmp_path / "pids"
+    read_range = deployed_module._read_range
+
+    def spy(*args: object) -> object:  # records, from each worker, the process that read the files
+        with pids.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        yield from read_range(*args)  # type: ignore[arg-type]
+    monkeypatch.setattr(deployed_module, "_read_range", spy)
+    parallel = read_deployed(root, fabric, jobs=2)
+    readers = set(pids.read_text().split())
+    assert readers and str(os.getpid()) not in readers, "the switch files were read in worker processes"
+    assert parallel == serial
+    assert serial.unreadable or any(s.qos != s.expected or s.routing != s.expected_routing for s in serial.switches)
+    assert lint(spec, fabric, deployed=parallel) == lint(spec, fabric, deployed=serial)
+
+
+def test_cli_lint_takes_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, root = site("lab", tmp_path)
+    spec_file = str(base_path("lab"))
+    assert main(["lint", spec_file, "--deployed", str(root), "-j", "2"]) == 0
+    with pytest.raises(SystemExit):
+        main(["lint", spec_file, "--deployed", str(root), "-j", "0"])
+    assert "must be between 1 and" in capsys.readouterr().err
