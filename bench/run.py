@@ -176,7 +176,7 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-ROW_MODULES = ("bench.generate", "bench.floor_write", "bench.plan", "bench.device", "bench.twin")
+ROW_MODULES = ("bench.generate", "bench.floor_write", "bench.plan", "bench.device", "bench.lint_deployed", "bench.twin")
 """Bench modules whose ``rows()`` make the figures table; a missing module or one without ``rows`` is skipped."""
 
 

@@ -41,6 +41,17 @@ def test_device_rows_are_rows_of_the_one_table(monkeypatch: pytest.MonkeyPatch) 
     assert table[3].target == "< 0.3 s" and table[3].ok is True and table[3].value == 0.1
 
 
+def test_lint_deployed_rows_run_every_jobs_count_on_one_tree() -> None:
+    """bench/lint_deployed.py on the lab: a collected tree (every switch file changed), one row per -j, the findings
+    of each asserted equal inside."""
+    sys.path.insert(0, str(ROOT))
+    from bench import lint_deployed
+
+    table = lint_deployed.rows(jobs=(1, 2), spec=ROOT / "examples" / "lab" / "spec.yaml")
+    assert [r.name.split("), ")[1] for r in table] == ["-j 1", "-j 2"]
+    assert all(r.value is not None and r.value > 0 and " s wall, " in r.measured for r in table)
+
+
 def test_device_script_still_prints_its_table() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "device.py"), "--help"], capture_output=True,
                           text=True, check=False, cwd=ROOT / "bench")
