@@ -592,3 +592,15 @@ def test_bfd_and_timers_the_plan_sets_are_compared(os_name: str, target: str, fi
         assert any("BGP timers differ: 10.10.0.34 keepalive/hold 1/90 s (plan keepalive/hold 1/3 s)" in m
                    for m in messages), messages
     assert len(findings) == (2 if os_name == "sonic" else 1), messages
+
+
+def test_the_eos_reader_skips_a_ports_other_lines_but_not_its_routing() -> None:
+    """A port's description, MTU, profile and switchport lines are skipped unsplit; its address, speed and state
+    are read, however the lines around them look."""
+    picture = parse_eos_routing(
+        "interface Ethernet1/1\n   description ip address 10.9.9.9/31\n   mtu 9214\n   no switchport\n"
+        "   speed 400g-8\n   shutdown\n   service-profile P\n   ip address 10.0.0.0/31\n"
+        "interface Ethernet2/1\n   switchport mode routed\n      description nested\n   ip  address 10.0.0.2/31\n")
+    assert picture.addresses == (("Ethernet1/1", "10.0.0.0/31"), ("Ethernet2/1", "10.0.0.2/31"))
+    assert picture.speeds == (("Ethernet1/1", 400_000),) and picture.lanes == (("Ethernet1/1", 8),)
+    assert picture.ports_down == ("Ethernet1/1",)

@@ -81,13 +81,19 @@ def parse_eos_routing(text: str) -> CommonRouting:
     under: list[str] = []
     middle: list[str] = []
     """The line at depth 2 a deeper one stands under (a sand profile's ``fields udp``)."""
+    interface = False
+    """``top`` is an ``interface`` line."""
     for raw in text.splitlines():
-        words = raw.split()
+        body = raw.lstrip(" ")
+        if interface and body.startswith(_PORT_NOISE) and len(raw) - len(body) == INDENT:
+            continue  # most of a port's lines, and most lines of a leaf: skipped before they are split
+        words = body.split()
         if not words or words[0].startswith("!"):
             continue
-        depth = (len(raw) - len(raw.lstrip(" "))) // INDENT
+        depth = (len(raw) - len(body)) // INDENT
         if depth == 0:
             top, under, middle = words, [], []
+            interface = len(words) == 2 and words[0] == "interface"
             if words == _DLB:
                 state.load_balancing = "dlb"
             if words[:2] == ["router", "bgp"]:
@@ -171,6 +177,8 @@ def parse_eos_routing(text: str) -> CommonRouting:
     return picture(local, router_id, loopback, addresses, sessions, max_paths, networks, state)
 
 
+_PORT_NOISE = ("description ", "mtu ", "service-profile ", "no switchport", "switchport ")
+"""How lines of a port begin that say nothing of routing (the reader would split and drop them)."""
 _DLB = ["ip", "hardware", "fib", "load-balance", "distribution", "dynamic"]
 _FIB, _DLB_UNDER_FIB = _DLB[:3], _DLB[3:]
 """The same command nested: ``ip hardware fib`` with ``load-balance distribution dynamic`` below it."""
