@@ -47,17 +47,18 @@ def collected_tree(spec: Path, tmp: Path) -> Path:
 
 def lint_process(spec: Path, tree: Path, jobs: int) -> tuple[float, float, str]:
     """(CPU seconds, wall seconds, the JSON findings) of one ``fabgen lint --deployed`` process."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as err:
         report = Path(tmp) / "findings.json"
         start = time.perf_counter()
+        # stderr to a file, not a pipe nobody reads while the child runs: notes beyond the pipe's 64 KiB would block it
         proc = subprocess.Popen([sys.executable, "-m", "fabgen.cli", "lint", str(spec), "--deployed", str(tree),
                                  "-j", str(jobs), "--format", "json", "-o", str(report)], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) not in (0, 1):
-            why = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            raise SystemExit(f"fabgen lint --deployed failed: {why}")
+        if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: findings
+            err.seek(0)
+            raise SystemExit(f"fabgen lint --deployed failed: {err.read().decode(errors='replace')}")
         return usage.ru_utime + usage.ru_stime, wall, report.read_text()
 
 

@@ -32,7 +32,7 @@ def _replace(old: str, new: str) -> Any:
     (UNIT, _replace("Wants=sys-subsystem-net-devices-ens4np0.device\n",
                     "Wants=sys-subsystem-net-devices-ens4np0.device\nWants=\n"),  # an empty assignment clears it
      "Wants= lacks sys-subsystem-net-devices-ens1np0.device, sys-subsystem-net-devices-ens2np0.device, "
-     f"{DEVICE3}, sys-subsystem-net-devices-ens4np0.device", "Wants=\n"[:-1]),
+     f"{DEVICE3}, sys-subsystem-net-devices-ens4np0.device", "Wants="),  # at the clearing line
     (UNIT, _replace("Type=oneshot", "Type=simple"), "Type= simple (plan oneshot)", "Type=simple"),
     (UNIT, _replace("RemainAfterExit=yes", "RemainAfterExit=no"), "RemainAfterExit= no (plan yes)", "RemainAfterExit"),
     (UNIT, _replace(f"ExecStart={SCRIPT}", "ExecStart=/opt/s3cr3t.sh"),
