@@ -17,9 +17,9 @@ Layout read::
                                     (:mod:`fabgen.lint.deployed_hostnet`)
     DIR/hosts/NAME/roce-nic.conf    the NIC plan roce-nic.sh applies (:mod:`fabgen.lint.deployed_nic`)
     DIR/hosts/NAME/sysctl.conf      /etc/sysctl.d/60-fabgen-roce.conf (:mod:`fabgen.lint.deployed_sysctl`)
-    DIR/hosts/NAME/nccl-topo.xml    the file NCCL_TOPO_FILE names (:mod:`fabgen.lint.deployed_topo`)
+    DIR/hosts/NAME/nccl-topo.xml    the file NCCL_TOPO_FILE names (:mod:`fabgen.lint.deployed_profile`)
     DIR/hosts/NAME/fabgen-roce-nic.service, 99-fabgen-roce-nic.rules, lldpd.conf
-                                    the NIC unit, its udev rule, lldpd (:mod:`fabgen.lint.deployed_boot`)
+                                    the NIC unit, its udev rule, lldpd (:mod:`fabgen.lint.deployed_profile`)
     DIR/switches/NAME.cfg           EOS
     DIR/switches/NAME/config_db.json  SONiC
     DIR/switches/NAME/startup.yaml  Cumulus NVUE
@@ -43,10 +43,11 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fabgen.bounded import MAX_DEPLOYED_BYTES, inside, load_json, read_text
 from fabgen.errors import FabgenError, Problem
+from fabgen.lint.finding import Hit, Location
 
 if TYPE_CHECKING:
     from fabgen.lint.deployed_hostnet import DeployedHostNetwork
@@ -128,6 +129,17 @@ class Deployed:
     """Each collected ``nccl-topo.xml`` that is not fabgen's text, with both reads as NCCL reads them (FG509)."""
     boot_files: tuple[DeployedPair[BootFile], ...] = ()
     """Each collected NIC unit, udev rule or ``lldpd.conf`` that is not fabgen's text, with both reads (FG510)."""
+
+
+def pair_hits(pair: DeployedPair[Any], name: str, said: Sequence[str], line: int, hint: str) -> Iterator[Hit]:
+    """The finding of one collected host file ``name``: why it was not compared, or the ways it differs (the first
+    four, then how many more) at ``line`` (the file's first when 0); none when it does not differ."""
+    if pair.found is None or pair.expected is None:
+        yield Hit(f"{pair.owner}: {name} {pair.problem}", Location(pair.file, pair.line, 1), hint)
+    elif said:
+        more = f" and {len(said) - 4} more" if len(said) > 4 else ""
+        yield Hit(f"{pair.owner}: {name} differs from the plan: {'; '.join(said[:4])}{more}",
+                  Location(pair.file, line or 1, 1), hint)
 
 
 def _read(path: Path, base: Path) -> str:
@@ -297,11 +309,10 @@ def read_deployed(root: Path | str, plan: FabricPlan, jobs: int = 1) -> Deployed
             if entry.is_dir() or entry.name.endswith(".cfg"):
                 unknown.append(f"switches/{entry.name}")
 
-    from fabgen.lint.deployed_boot import read_boot_files
     from fabgen.lint.deployed_hostnet import read_host_networks
     from fabgen.lint.deployed_nic import read_nic_plans
+    from fabgen.lint.deployed_profile import read_boot_files, read_topologies
     from fabgen.lint.deployed_sysctl import read_sysctls
-    from fabgen.lint.deployed_topo import read_topologies
 
     host_networks = read_host_networks(base, plan)
     nic_hosts, nic_plans = read_nic_plans(base, plan)

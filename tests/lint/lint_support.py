@@ -238,7 +238,7 @@ def write_deployed(fabric: Any, root: Path) -> None:
     (root / "switches").mkdir(exist_ok=True)
     # each host's netplan.yaml or NetworkManager keyfiles, its NIC plan (roce-nic.conf), the sysctl file it
     # installs (its own or its profile's) as collected from /etc/sysctl.d, and its profile's NCCL topology file
-    from fabgen.lint.deployed_topo import host_topology_path
+    from fabgen.lint.deployed_profile import host_copy_path
     from fabgen.targets.hostnet.boot import lldpd_path, udev_path, unit_path
     from fabgen.targets.hostnet.config import sysctl_path, sysctl_source
     from fabgen.targets.nccl.topo import topology_path
@@ -254,7 +254,7 @@ def write_deployed(fabric: Any, root: Path) -> None:
             (root / sysctl_path(host.name)).write_text(hostnet[source])
         topology = hostnet.get(topology_path(host.profile))
         if topology is not None:
-            (root / host_topology_path(host.name)).write_text(topology)
+            (root / host_copy_path(host.name, "nccl-topo.xml")).write_text(topology)
         for boot in (unit_path(host.profile), udev_path(host.profile), lldpd_path(host.profile)):
             if boot in hostnet:
                 (root / "hosts" / host.name / boot.rsplit("/", 1)[1]).write_text(hostnet[boot])

@@ -1,6 +1,6 @@
 """FG510 deployed boot drift: a host's NIC unit, udev rule and lldpd configuration as collected, against the plan's.
 
-Compared by what systemd, udevd and lldpd take from them (:mod:`fabgen.lint.deployed_boot`), so comments, order
+Compared by what systemd, udevd and lldpd take from them (:mod:`fabgen.lint.deployed_profile`), so comments, order
 and spelling are not drift, and what a file adds to the plan's is left alone: only what the plan needs is checked.
 A deployed value is printed only when the plan has it too or it is one of the consumer's own words.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fabgen.lint.context import LintContext
-from fabgen.lint.deployed import DeployedPair
-from fabgen.lint.finding import Hit, Location
+from fabgen.lint.deployed import DeployedPair, pair_hits
+from fabgen.lint.finding import Hit
 from fabgen.targets.hostnet.parse_boot import BootFile, LldpdConf, UdevRules, UnitFile, unit_true
 
 _HINT = ("install the generated file again (then `systemctl daemon-reload`, `udevadm control --reload` or "
@@ -62,22 +62,15 @@ def boot_drift(ctx: LintContext) -> Iterator[Hit]:
 
 def _file(deployed: DeployedPair[BootFile]) -> Iterator[Hit]:
     found, expected = deployed.found, deployed.expected
-    name = deployed.file.rsplit("/", 1)[-1]
-    if found is None or expected is None:
-        yield Hit(f"{deployed.owner}: {name} {deployed.problem}", Location(deployed.file, deployed.line, 1), _HINT)
-        return
+    said: list[str] = []
+    line = 0
     if isinstance(found, UnitFile) and isinstance(expected, UnitFile):
         said, line = _unit(found, expected)
     elif isinstance(found, UdevRules) and isinstance(expected, UdevRules):
         said, line = _udev(found, expected)
     elif isinstance(found, LldpdConf) and isinstance(expected, LldpdConf):
         said, line = _lldpd(found, expected)
-    else:  # the collector reads both sides with one reader
-        return
-    if said:
-        more = f" and {len(said) - 4} more" if len(said) > 4 else ""
-        yield Hit(f"{deployed.owner}: {name} differs from the plan: {'; '.join(said[:4])}{more}",
-                  Location(deployed.file, line or 1, 1), _HINT)
+    yield from pair_hits(deployed, deployed.file.rsplit("/", 1)[-1], said, line, _HINT)
 
 
 def _unit(found: UnitFile, expected: UnitFile) -> tuple[list[str], int]:

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator
 
 from fabgen.lint.context import LintContext
-from fabgen.lint.deployed import DeployedPair
-from fabgen.lint.finding import Hit, Location
+from fabgen.lint.deployed import DeployedPair, pair_hits
+from fabgen.lint.finding import Hit
 from fabgen.targets.hostnet.parse_sysctl import SysctlFile
 
 _HINT = ("install the generated sysctl.conf again (as /etc/sysctl.d/60-fabgen-roce.conf, then `sysctl --system`), "
@@ -60,9 +60,12 @@ def sysctl_drift(ctx: LintContext) -> Iterator[Hit]:
 
 def _file(deployed: DeployedPair[SysctlFile]) -> Iterator[Hit]:
     found, expected = deployed.found, deployed.expected
-    if found is None or expected is None:
-        yield Hit(f"{deployed.owner}: sysctl.conf {deployed.problem}", Location(deployed.file, 1, 1), _HINT)
-        return
+    said, first = ([], 0) if found is None or expected is None else _differences(found, expected)
+    yield from pair_hits(deployed, "sysctl.conf", said, first, _HINT)
+
+
+def _differences(found: SysctlFile, expected: SysctlFile) -> tuple[list[str], int]:
+    """``key value (plan value)`` for each planned key the kernel holds otherwise, and the line of the first."""
     said: list[str] = []
     first = 0
     for path, (want, _) in expected.explicit.items():
@@ -74,10 +77,7 @@ def _file(deployed: DeployedPair[SysctlFile]) -> Iterator[Hit]:
         shown = "not set" if have is None else have if _NUMBER.fullmatch(have) else "another value"
         said.append(f"{name} {shown}{' (conf.all)' if through_all else ''} (plan {want})")
         first = first or line
-    if said:
-        more = f" and {len(said) - 4} more" if len(said) > 4 else ""
-        yield Hit(f"{deployed.owner}: sysctl.conf differs from the plan: {'; '.join(said[:4])}{more}",
-                  Location(deployed.file, first or 1, 1), _HINT)
+    return said, first
 
 
 def _effective(found: SysctlFile, path: str) -> tuple[str | None, int, bool]:

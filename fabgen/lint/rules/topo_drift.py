@@ -1,6 +1,6 @@
 """FG509 deployed NCCL topology drift: a host's ``nccl-topo.xml`` as collected, against the plan's.
 
-Compared by what NCCL reads from it (:mod:`fabgen.lint.deployed_topo`), so formatting, comments, attribute order
+Compared by what NCCL reads from it (:mod:`fabgen.lint.deployed_profile`), so formatting, comments, attribute order
 and what NCCL ignores are not drift. A deployed file may hold anything and findings go to CI logs: an element is
 named by the plan's identity for it (a planned bus id, NUMA node or net), an attribute value is printed only when
 the plan has that value too or it is a number of at most three digits, and elements the plan lacks are counted.
@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 
 from fabgen.lint.context import LintContext, plural
-from fabgen.lint.deployed import DeployedPair
-from fabgen.lint.finding import Hit, Location
+from fabgen.lint.deployed import DeployedPair, pair_hits
+from fabgen.lint.finding import Hit
 from fabgen.natural import natural_key
 from fabgen.targets.nccl.parse_topo import Topology, TopoNode
 from fabgen.targets.nccl.topo_check import LINK_SPEEDS
@@ -64,10 +64,12 @@ def topo_drift(ctx: LintContext) -> Iterator[Hit]:
 
 def _file(deployed: DeployedPair[Topology]) -> Iterator[Hit]:
     found, expected = deployed.found, deployed.expected
-    if found is None or expected is None:
-        yield Hit(f"{deployed.owner}: nccl-topo.xml {deployed.problem}", Location(deployed.file, deployed.line, 1),
-                  _HINT)
-        return
+    said, first = ([], 0) if found is None or expected is None else _differences(found, expected)
+    yield from pair_hits(deployed, "nccl-topo.xml", said, first, _HINT)
+
+
+def _differences(found: Topology, expected: Topology) -> tuple[list[str], int]:
+    """How each planned element differs as NCCL reads it, elements the plan lacks counted; the first one's line."""
     values = {value for node in expected.values() for _, value in node.written} | LINK_SPEEDS
     said: list[str] = []
     first = 0
@@ -93,10 +95,7 @@ def _file(deployed: DeployedPair[Topology]) -> Iterator[Hit]:
     if extra:
         said.append(f"{plural(len(extra), 'element')} the plan does not have")
         first = first or min(found[key].line for key in extra)
-    if said:
-        more = f" and {len(said) - 4} more" if len(said) > 4 else ""
-        yield Hit(f"{deployed.owner}: nccl-topo.xml differs from the plan: {'; '.join(said[:4])}{more}",
-                  Location(deployed.file, first or 1, 1), _HINT)
+    return said, first
 
 
 def _name(key: str, node: TopoNode) -> str:

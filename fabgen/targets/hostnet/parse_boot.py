@@ -147,8 +147,8 @@ MAX_PATTERNS = 1000
 
 
 def read_lldpd_conf(text: str) -> LldpdConf:
-    """lldpd's settings from its configuration; ValueError for an interface pattern of more than
-    :data:`MAX_PATTERNS` entries (read, it could take minutes)."""
+    """lldpd's settings from its configuration; ValueError ("not read: ...", a finding's words) for an interface
+    pattern of more than :data:`MAX_PATTERNS` entries (read, it could take minutes)."""
     pattern: str | None = None
     port_id: str | None = None
     pattern_line = port_id_line = 0
@@ -156,7 +156,7 @@ def read_lldpd_conf(text: str) -> LldpdConf:
         words = line.split()
         if words[:4] == ["configure", "system", "interface", "pattern"] and len(words) == 5:
             if words[4].count(",") >= MAX_PATTERNS:
-                raise ValueError(f"line {number}: an interface pattern of more than {MAX_PATTERNS} entries")
+                raise ValueError(f"not read: line {number}: an interface pattern of more than {MAX_PATTERNS} entries")
             pattern, pattern_line = words[4], number
         elif words[:4] == ["unconfigure", "system", "interface", "pattern"]:
             pattern, pattern_line = None, number
