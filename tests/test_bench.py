@@ -52,6 +52,30 @@ def test_lint_deployed_rows_run_every_jobs_count_on_one_tree() -> None:
     assert all(r.value is not None and r.value > 0 and " s wall, " in r.measured for r in table)
 
 
+def test_24k_headline_is_the_median_warm_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """One process moved by a fifth between runs: the row is judged by the median of three, its own sys and wall
+    beside it, every run's CPU listed, and the peak RSS the most any of them took."""
+    sys.path.insert(0, str(ROOT))
+    from bench import generate
+
+    runs = iter([generate.Run(3.4, 3.5, 200.0, 1.1), generate.Run(2.9, 3.0, 230.0, 0.8),
+                 generate.Run(3.1, 3.2, 210.0, 0.9)])
+    outs: list[Path] = []
+
+    def process(spec: Path, out: Path, *extra: str) -> generate.Run:
+        outs.append(out)
+        return next(runs)
+
+    monkeypatch.setattr(generate, "fabgen_process", process)
+    (headline, rss), full = generate._warm_rows(tmp_path / "spec.yaml", tmp_path)
+    assert full.cpu_s == 3.1
+    assert headline.measured == "3.10 s CPU, of which 0.90 s system (3.20 s wall)"
+    assert "median of 3 processes: 3.40, 2.90, 3.10 s CPU" in headline.name
+    assert headline.ok is False and headline.value == 3.1
+    assert rss.measured == "230 MB" and rss.ok is True
+    assert len(set(outs)) == 3  # each into its own directory: none creates files where another's were just freed
+
+
 def test_device_script_still_prints_its_table() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "device.py"), "--help"], capture_output=True,
                           text=True, check=False, cwd=ROOT / "bench")
