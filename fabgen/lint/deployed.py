@@ -37,16 +37,16 @@ from __future__ import annotations
 
 import glob
 import json
-import multiprocessing
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from fabgen.bounded import MAX_DEPLOYED_BYTES, inside, load_json, read_text
 from fabgen.errors import FabgenError, Problem
+from fabgen.forked import can_fork, forked_slices, slices
 from fabgen.lint.finding import Hit, Location
 
 if TYPE_CHECKING:
@@ -334,31 +334,24 @@ PARALLEL_SWITCHES = 64
 
 _SwitchRead = DeployedSwitch | tuple[str, str] | str
 """What one collected switch file gives: its pictures, (file, why it cannot be read), or a note."""
-_FORKED: tuple[FabricPlan, list[tuple[Switch, str, Path]], dict[str, dict[str, str] | None], Path] | None = None
+_Reads: TypeAlias = "tuple[FabricPlan, list[tuple[Switch, str, Path]], dict[str, dict[str, str] | None], Path]"
+"""What every worker inherits: the plan, the (switch, OS, file) items, fabgen's own renders and the tree's root."""
 
 
 def _read_switches(plan: FabricPlan, items: list[tuple[Switch, str, Path]],
                    own_files: dict[str, dict[str, str] | None], base: Path, jobs: int) -> Iterator[_SwitchRead]:
     """Each (switch, OS, file) read against fabgen's render, in order; in ``jobs`` forked workers that inherit the
     plan and the renders (nothing of them pickled) when there are enough files."""
-    global _FORKED
-    if jobs <= 1 or len(items) < PARALLEL_SWITCHES or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or len(items) < PARALLEL_SWITCHES or not can_fork():
         yield from _read_range(plan, items, own_files, base, 0, len(items))
         return
-    size = -(-len(items) // (jobs * 4))
-    bounds = [(low, min(low + size, len(items))) for low in range(0, len(items), size)]
-    _FORKED = (plan, items, own_files, base)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            for chunk in pool.imap(_forked_range, bounds):
-                yield from chunk
-    finally:
-        _FORKED = None
+    reads: _Reads = (plan, items, own_files, base)
+    for chunk in forked_slices(_read_slice, reads, slices(len(items), jobs), jobs):
+        yield from chunk
 
 
-def _forked_range(bounds: tuple[int, int]) -> list[_SwitchRead]:
-    assert _FORKED is not None
-    return list(_read_range(*_FORKED, *bounds))
+def _read_slice(reads: _Reads, low: int, high: int) -> list[_SwitchRead]:
+    return list(_read_range(*reads, low, high))
 
 
 def _read_range(plan: FabricPlan, items: list[tuple[Switch, str, Path]],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import traceback
 from collections.abc import Generator, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
@@ -14,6 +13,7 @@ from jinja2 import TemplateError, TemplateNotFound, TemplateSyntaxError
 
 from fabgen._gc import paused_gc
 from fabgen.errors import OutputError, Problem
+from fabgen.forked import can_fork, forked_slices, slices
 from fabgen.plan import FabricPlan
 from fabgen.targets.base import RenderContext, Target
 from fabgen.targets.base import Rendered as Rendered
@@ -120,8 +120,7 @@ def render_stream(
         work.append((target, pairs if not devices else [pair for pair in pairs if device_matches(pair[0], devices)]))
     problems: list[Problem] = []
     with paused_gc():
-        if (jobs > 1 and sum(len(pairs) for _, pairs in work) >= PARALLEL_THRESHOLD
-                and "fork" in multiprocessing.get_all_start_methods()):
+        if jobs > 1 and sum(len(pairs) for _, pairs in work) >= PARALLEL_THRESHOLD and can_fork():
             for batch, found in _render_parallel(plan, work, templates, jobs):
                 problems.extend(found)
                 yield batch
@@ -224,13 +223,9 @@ def template_problem(exc: Exception, target: str, user_templates: Path | None) -
     return Problem(f"template error: {kind}{exc}", file=str(where[0]), line=where[1] or 0)
 
 
-_FORKED: tuple[FabricPlan, Work, Path | None] | None = None
-
-
-def _forked_chunk(bounds: tuple[int, int]) -> _Chunk:
-    assert _FORKED is not None
-    plan, work, templates = _FORKED
-    return _render_chunk(plan, _slice(work, *bounds), templates)
+def _render_slice(inputs: tuple[FabricPlan, Work, Path | None], low: int, high: int) -> _Chunk:
+    plan, work, templates = inputs
+    return _render_chunk(plan, _slice(work, low, high), templates)
 
 
 def _slice(work: Work, low: int, high: int) -> Work:
@@ -244,14 +239,6 @@ def _slice(work: Work, low: int, high: int) -> Work:
 
 
 def _render_parallel(plan: FabricPlan, work: Work, templates: Path | None, jobs: int) -> Iterator[_Chunk]:
-    """Fork workers that inherit the plan (no pickling of it); chunks come back in order, each as soon as it is done."""
-    global _FORKED
+    """Workers that inherit the plan (no pickling of it); chunks come back in order, each as soon as it is done."""
     total = sum(len(pairs) for _, pairs in work)
-    size = max(1, min(_BATCH, -(-total // (jobs * 4))))
-    bounds = [(i, min(i + size, total)) for i in range(0, total, size)]
-    _FORKED = (plan, work, templates)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            yield from pool.imap(_forked_chunk, bounds)
-    finally:
-        _FORKED = None
+    return forked_slices(_render_slice, (plan, work, templates), slices(total, jobs, most=_BATCH), jobs)
