@@ -55,7 +55,7 @@ def render_boot_files(cluster: str, profile: str, netdevs: list[str], context: R
     return {
         unit_path(profile): env.get_template("host-net/fabgen-roce-nic.service.j2").render(
             dest=UNIT_DEST, udev_dest=UDEV_DEST, script=NIC_SCRIPT_DEST, plan=NIC_PLAN_DEST, devices=[device_unit(n) for n in netdevs],
-            before=WORKLOADS, **common),
+            before=" ".join(WORKLOADS), **common),
         udev_path(profile): env.get_template("host-net/udev.rules.j2").render(dest=UDEV_DEST, **common),
         lldpd_path(profile): env.get_template("host-net/lldpd.conf.j2").render(
             dest=LLDPD_DEST, pattern=",".join(netdevs), **common),
