@@ -3,13 +3,14 @@
 
     python bench/lint_deployed.py [--jobs N...]
 
-The tree is ``fabgen generate``'s for ``examples/llama3-24k`` with one comment
-line appended to every switch file, which is what a tree collected from the
-devices looks like to the linter: no switch file is fabgen's text, so each is
-parsed and so is fabgen's own render of it (a tree that is fabgen's text skips
-the first parse). Each row is one ``fabgen lint`` process: its CPU time (user +
-sys, from ``os.wait4``) and its wall time, which ``-j`` is about. The findings
-of every ``-j`` are asserted to be the same.
+The tree is ``fabgen generate``'s for ``examples/llama3-24k``, linted first as
+it is (every file fabgen's text: no switch file is parsed, each takes the
+plan's pictures), then with one comment line appended to every switch file,
+which is what a tree collected from the devices looks like to the linter: no
+switch file is fabgen's text, so each is parsed and so is fabgen's own render
+of it. Each row is one ``fabgen lint`` process: its CPU time (user + sys, from
+``os.wait4``) and its wall time, which ``-j`` is about. The findings of every
+``-j`` are asserted to be the same.
 
 :func:`rows` is what ``bench/run.py``'s combined table imports.
 """
@@ -34,15 +35,18 @@ SPEC = ROOT / "examples" / "llama3-24k" / "spec.yaml"
 JOBS = (1, 2)
 
 
-def collected_tree(spec: Path, tmp: Path) -> Path:
-    """``fabgen generate``'s tree with every switch file changed by a comment line: a tree as collected."""
+def generated_tree(spec: Path, tmp: Path) -> Path:
     out = tmp / "collected"
     subprocess.run([sys.executable, "-m", "fabgen.cli", "generate", str(spec), "-o", str(out), "-q"], cwd=ROOT,
                    check=True, timeout=1800)
-    for path in (out / "switches").rglob("*.cfg"):
+    return out
+
+
+def collect(tree: Path) -> None:
+    """Change every switch file of ``tree`` by a comment line: a tree as collected from the devices."""
+    for path in (tree / "switches").rglob("*.cfg"):
         with path.open("a") as file:
             file.write("! collected\n")
-    return out
 
 
 def lint_process(spec: Path, tree: Path, jobs: int) -> tuple[float, float, str]:
@@ -65,8 +69,11 @@ def lint_process(spec: Path, tree: Path, jobs: int) -> tuple[float, float, str]:
 def rows(jobs: tuple[int, ...] = JOBS, spec: Path = SPEC) -> list[Row]:
     tmp = Path(tempfile.mkdtemp(prefix="fabgen-bench-lint-", dir=os.environ.get("FABGEN_BENCH_TMP")))
     try:
-        tree = collected_tree(spec, tmp)
-        found: list[Row] = []
+        tree = generated_tree(spec, tmp)
+        cpu, wall, _ = lint_process(spec, tree, 1)
+        found = [Row(f"{spec.parent.name} `lint --deployed` of a tree that is fabgen's text (no switch file parsed), "
+                     "-j 1", f"{wall:.1f} s wall, {cpu:.1f} s CPU", "", None, wall)]
+        collect(tree)
         reports = set()
         for n in jobs:
             cpu, wall, report = lint_process(spec, tree, n)

@@ -42,13 +42,15 @@ def test_device_rows_are_rows_of_the_one_table(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_lint_deployed_rows_run_every_jobs_count_on_one_tree() -> None:
-    """bench/lint_deployed.py on the lab: a collected tree (every switch file changed), one row per -j, the findings
-    of each asserted equal inside."""
+    """bench/lint_deployed.py on the lab: the generated tree as it is, then collected (every switch file changed),
+    one row per -j, the findings of each asserted equal inside."""
     sys.path.insert(0, str(ROOT))
     from bench import lint_deployed
 
     table = lint_deployed.rows(jobs=(1, 2), spec=ROOT / "examples" / "lab" / "spec.yaml")
-    assert [r.name.split("), ")[1] for r in table] == ["-j 1", "-j 2"]
+    assert [r.name.split(" (")[0].split(" of ")[1] for r in table] == [
+        "a tree that is fabgen's text", "a collected tree", "a collected tree"]
+    assert [r.name.split("), ")[1] for r in table] == ["-j 1", "-j 1", "-j 2"]
     assert all(r.value is not None and r.value > 0 and " s wall, " in r.measured for r in table)
 
 
