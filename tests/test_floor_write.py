@@ -32,3 +32,17 @@ def test_rows_are_rows_of_the_one_table(tmp_path: Path, monkeypatch: pytest.Monk
     assert [r.target for r in found] == ["<= 2x", "-"]
     assert all(r.value is not None and r.value > 0 for r in found)
     assert list(tmp_path.iterdir()) == []  # every temporary tree removed
+
+
+def test_the_write_row_is_the_median_turn_each_writer_against_its_own_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lucky floor in one turn and a slow writer in another are never set against each other."""
+    import bench.floor_write as floor_write
+
+    turns = {"floor": [(0.0, 0.4), (0.0, 0.8), (0.0, 0.6)], "writer": [(0.1, 0.9), (0.1, 0.9), (0.1, 1.0)],
+             "writer, no syscalls": [(0.12, 0.0), (0.14, 0.0), (0.13, 0.0)]}
+    monkeypatch.setattr(floor_write, "rendered", lambda spec: [("a", b"x", ("t", ""))] * 10)
+    monkeypatch.setattr(floor_write, "measure", lambda files, repeat: turns)
+    ratio, python = floor_write.rows(Path("spec.yaml"), repeat=3)
+    assert ratio.measured == "1.8x (1.10 s vs 0.60 s CPU, 10 files)"  # ratios 2.5, 1.25, 1.83: the median turn
+    assert ratio.ok is True and "median of 3 turns" in ratio.name
+    assert python.measured == "13000.0 us (0.13 s)"
