@@ -4,13 +4,23 @@ Why fork: the inputs are a plan of half a million objects (and, for the
 linter, fabgen's own renders); pickling them to each worker would cost more
 than the work. A forked worker has them already, so only the slice's bounds
 travel to it and only its results travel back, in slice order.
+
+Why :class:`~concurrent.futures.ProcessPoolExecutor` and not
+:class:`multiprocessing.pool.Pool`: a Pool whose worker is killed (the OOM
+killer, at 262k GPUs a forked copy grows as its pages are touched) replaces the
+worker and waits forever for the lost slice's result. The executor marks itself
+broken instead, and the run ends with one line saying so.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
+
+from fabgen.errors import FabgenError, Problem
 
 Result = TypeVar("Result")
 
@@ -34,13 +44,21 @@ def slices(total: int, jobs: int, most: int | None = None) -> list[tuple[int, in
 def forked_slices(job: Callable[[Any, int, int], Result], inputs: Any, bounds: list[tuple[int, int]],
                   jobs: int) -> Iterator[Result]:
     """``job(inputs, low, high)`` for each of ``bounds`` in ``jobs`` forked workers; results in the order of
-    ``bounds``, each as soon as it and those before it are done. The caller checks :func:`can_fork` first."""
+    ``bounds``, each as soon as it and those before it are done. The caller checks :func:`can_fork` first.
+
+    A job's exception is raised here, as the job raised it. A worker that dies without an answer raises
+    :class:`~fabgen.errors.FabgenError`. Closing the iterator early cancels the slices no worker has started.
+    """
     global _FORKED
     _FORKED = (job, inputs)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            yield from pool.imap(_run_slice, bounds)
+        yield from pool.map(_run_slice, bounds)
+    except BrokenProcessPool:
+        raise FabgenError([Problem(f"a worker process of -j {jobs} ended without its result (killed, or out of "
+                                   "memory?); run with fewer jobs", file="fabgen")]) from None
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         _FORKED = None
 
 

@@ -128,13 +128,39 @@ def test_render_problem_is_said_before_an_unsafe_path(tmp_path: Path, monkeypatc
 
 
 def test_parallel_stream_writes_the_same_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Worker batches arrive in order through ``imap``: with small batches the tree is still byte-identical."""
+    """Worker batches arrive in slice order: with small batches the tree is still byte-identical."""
     spec = load_spec(LAB)
     generate(spec, tmp_path / "one")
     monkeypatch.setattr(render_module, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(render_module, "_BATCH", 3)
     generate(spec, tmp_path / "two", jobs=2)
     assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
+
+
+def test_a_killed_worker_fails_the_run_and_leaves_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-j 2`` with a worker killed mid-render (as the OOM killer would): one error, not a wait for a result that
+    never comes, and the tree as it was."""
+    import signal
+
+    from fabgen.errors import FabgenError
+
+    out = tmp_path / "out"
+    spec = load_spec(LAB)
+    generate(spec, out)
+    before = _tree(out)
+    render_slice = render_module._render_slice
+
+    def killed(inputs: Any, low: int, high: int) -> Any:
+        if low == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return render_slice(inputs, low, high)
+
+    monkeypatch.setattr(render_module, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(render_module, "_render_slice", killed)
+    with pytest.raises(FabgenError, match="a worker process of -j 2 ended without its result"):
+        generate(spec, out, jobs=2)
+    assert _tree(out) == before
+    assert not _temporaries(out)
 
 
 def test_tree_writer_keeps_the_last_of_a_twice_given_path(tmp_path: Path) -> None:
