@@ -36,7 +36,8 @@ JOBS = (1, 2)
 
 
 def generated_tree(spec: Path, tmp: Path) -> Path:
-    out = tmp / "collected"
+    """``fabgen generate``'s tree for ``spec``, as written (:func:`collect` then makes it a collected one)."""
+    out = tmp / "tree"
     subprocess.run([sys.executable, "-m", "fabgen.cli", "generate", str(spec), "-o", str(out), "-q"], cwd=ROOT,
                    check=True, timeout=1800)
     return out
