@@ -37,14 +37,19 @@ def lldpd_path(profile: str) -> str:
     return f"hosts/_profiles/{profile}/lldpd.conf"
 
 
-_UNIT_SAFE = re.compile(r"[A-Za-z0-9:_.]")
+_UNIT_SAFE = string.ascii_letters + string.digits + ":_."
+_UNIT_ESCAPES = {byte: "-" if byte == ord("/") else chr(byte) if chr(byte) in _UNIT_SAFE else f"\\x{byte:02x}"
+                 for byte in range(256)}
+"""systemd's escape of one byte of a path: ``/`` becomes ``-``, any byte outside its safe set ``\\xNN``."""
 
 
 def device_unit(netdev: str) -> str:
-    """``systemd-escape --path --suffix=device /sys/subsystem/net/devices/NETDEV``."""
-    path = f"sys/subsystem/net/devices/{netdev}"
-    escaped = "".join("-" if ch == "/" else ch if _UNIT_SAFE.match(ch) else f"\\x{ord(ch):02x}" for ch in path)
-    return f"{escaped}.device"
+    """``systemd-escape --path --suffix=device /sys/subsystem/net/devices/NETDEV``.
+
+    systemd escapes the UTF-8 bytes, so the name is translated byte by byte
+    (as Latin-1 characters, one per byte); the fixed prefix needs no escape.
+    """
+    return f"sys-subsystem-net-devices-{netdev.encode().decode('latin-1').translate(_UNIT_ESCAPES)}.device"
 
 
 def render_boot_files(cluster: str, profile: str, netdevs: list[str], context: RenderContext) -> dict[str, str]:

@@ -43,7 +43,7 @@ def test_systemd_verify_catches_a_bad_unit(tmp_path: Path) -> None:
     assert "Unknown key" in proc.stderr
 
 
-@pytest.mark.parametrize("netdev", ["ens1np0", "eth-1", "ens1.100", "a_b:c"])
+@pytest.mark.parametrize("netdev", ["ens1np0", "eth-1", "ens1.100", "a_b:c", ".dot", "a b", "a\\b", "a%b", "\u00e9th0"])
 def test_device_unit_matches_systemd_escape(netdev: str) -> None:
     escape = require_tool("systemd-escape")
     proc = subprocess.run([escape, "--path", "--suffix=device", f"/sys/subsystem/net/devices/{netdev}"],
