@@ -3,6 +3,8 @@ systemd, udevd and lldpd read them (list settings add up, rule parts in any orde
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 from lint_support import deployed_findings, deployed_site, planted_finding
 
 from fabgen.targets.hostnet.parse_boot import pattern_match, read_lldpd_conf, read_udev_rules, read_unit
+from tests.helpers import require_tool
 
 UNIT = "fabgen-roce-nic.service"
 RULES = "99-fabgen-roce-nic.rules"
@@ -96,14 +99,68 @@ def test_the_readers_follow_their_consumers() -> None:
 
 def test_hostile_boot_files_are_bounded_not_echoed(tmp_path: Path) -> None:
     """An lldpd pattern of thousands of globs is refused at its line (each would cost a compiled fnmatch per NIC),
-    and a unit listing 200,000 devices is read in linear time: findings, never a hang or an echo."""
+    a unit line over systemd's 1 MiB limit is not read (systemd would not load the unit), and a unit listing
+    40,000 devices on as many continued lines is read in linear time: findings, never a hang or an echo."""
     spec, fabric, root = deployed_site("lab", tmp_path)
     host = root / "hosts" / "lab01"
     (host / "lldpd.conf").write_text("configure system interface pattern " + ",".join(
         f"s3cr3t{n}*a*b" for n in range(5000)) + "\n")
     (host / UNIT).write_text("[Unit]\nWants=" + " ".join(f"s3cr3t{n}.device" for n in range(200_000)) + "\n")
+    (host / RULES).write_text('ACTION=="add", RUN+="' + "s3cr3t" * 3000 + '"\n')
     findings = deployed_findings(spec, fabric, root, "FG510")
     said = {f.file.rsplit("/", 1)[1]: f.message for f in findings}
     assert said["lldpd.conf"] == "lab01: lldpd.conf not read: line 1: an interface pattern of more than 1000 entries"
+    assert said[UNIT] == f"lab01: {UNIT} not read: line 2 is longer than systemd's 1 MiB line limit"
+    assert said[RULES] == (f"lab01: {RULES} not read: line 1 is longer than udev's 16 KiB line limit (udevd reads "
+                           "no rule of the file)")
+    (host / UNIT).write_text("[Unit]\nWants=\\\n" + "".join(f" s3cr3t{n}.device \\\n" for n in range(40_000)) + "\n")
+    said = {f.file.rsplit("/", 1)[1]: f.message for f in deployed_findings(spec, fabric, root, "FG510")}
     assert "lacks sys-subsystem-net-devices-ens1np0.device" in said[UNIT]
     assert not any("s3cr3t" in message for message in said.values())
+
+
+UNIT_LAYOUTS = {
+    "a comment inside a continuation is skipped, the line goes on": "Description=a \\\n# note\n; note\nBogusA=1\n",
+    "a comment ending in a backslash continues nothing": "# note \\\nBogusB=1\n",
+    "an escaped backslash at the end continues nothing": "Description=a\\\\\nBogusC=1\n",
+    "a blank after the backslash continues nothing": "Description=a \\ \nBogusD=1\n",
+    "a blank line ends a continuation": "Description=a \\\n\nBogusE=1\n",
+    "a carriage return ends a line": "Description=a\rBogusF=1\n",
+    "a NUL ends a line": "Description=a\0BogusG=1\n",
+    "a form feed does not": "Description=a\x0cBogusH=1\n",
+    "a continuation open at the end is still read": "Description=a\nBogusI=1 \\",
+}
+
+
+@pytest.mark.parametrize("body", UNIT_LAYOUTS.values(), ids=UNIT_LAYOUTS.keys())
+def test_the_unit_reader_takes_the_lines_systemd_takes(body: str, tmp_path: Path) -> None:
+    """Which lines systemd reads as assignments, shown by systemd itself: it warns of each unknown key it parses
+    (``Unknown key 'BogusX'``), and read_unit must hold exactly those keys."""
+    analyze = require_tool("systemd-analyze")
+    unit = tmp_path / "probe.service"
+    unit.write_bytes(f"[Unit]\n{body}\n[Service]\nType=oneshot\nExecStart=/bin/true\n".encode())
+    proc = subprocess.run([analyze, "verify", "--man=no", str(unit)], capture_output=True, text=True, check=False)
+    systemd = set(re.findall(r"Unknown key '(Bogus[A-Z])'", proc.stderr))
+    ours = {key.split(".", 1)[1] for key in read_unit(unit.read_text()).settings if ".Bogus" in key}
+    assert ours == systemd
+
+
+def test_the_udev_reader_takes_the_lines_udevd_takes() -> None:
+    """udev_rules_parse_file: '#' lines skipped inside a continuation, the backslash dropped with no space in its
+    place, ';' no comment, a continuation open at the end of the file ignored."""
+    rules = read_udev_rules('A=="1", \\\n  # note\n  B=="2"\n;C=="3"\nD=="x\\\ny"\nE=="5", \\')
+    assert [(sorted(parts), line) for parts, line in rules.rules] == [
+        ([("A", "==", "1"), ("B", "==", "2")], 1), ([("D", "==", "xy")], 5)]
+
+
+def test_the_lldpd_reader_runs_the_commands_lldpcli_runs() -> None:
+    """lldpcli -c: '#' starts a comment anywhere outside quotes, quotes group and are dropped, a backslash escapes
+    one character; a line with a trailing backslash or an open quote is not run, nor a last line without its
+    newline."""
+    conf = read_lldpd_conf('configure system interface pattern "ens1np0,ens2np0" # both rails\n'
+                           'configure lldp portidsubtype ifname \\\n'
+                           'configure system interface pattern "ens9\n'
+                           'configure system interface pattern ens7')
+    assert (conf.pattern, conf.pattern_line, conf.port_id) == ("ens1np0,ens2np0", 1, None)
+    assert read_lldpd_conf("configure system interface pattern e\\#1\n").pattern == "e#1"
+    assert read_lldpd_conf("configure system interface pattern ''\n").pattern == ""

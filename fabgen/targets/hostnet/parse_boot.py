@@ -9,21 +9,31 @@ it exists, and that rail comes up lossy after the next reboot; a lost udev rule
 leaves every NIC lossy after a driver reload; an interface pattern that leaves a
 NIC out hides its cable.
 
-Each reader follows its consumer:
+Each reader follows its consumer's source, not a generic INI reading:
 
-* a unit as systemd reads it (``systemd.syntax(7)``): ``#`` and ``;`` comment
-  lines, a trailing backslash joins the next line, white space around ``=`` is
-  dropped; list settings (``Wants=``, ``After=``, ``Before=``, ``WantedBy=``,
-  ``ExecStart=``) add up, and an empty assignment clears them; any other
-  setting takes its last assignment;
-* udev rules as udevd reads them (``udev(7)``): one rule a line (a trailing
-  backslash joins the next), ``#`` comments, each rule a comma-separated set of
-  ``KEY==value`` matches and ``KEY+=value`` assignments, whose order does not
-  matter;
-* ``lldpd.conf`` as ``lldpcli -c`` runs it: one command a line, the last
-  ``configure system interface pattern`` and ``configure lldp portidsubtype``
-  winning; an interface is admitted as lldpd's ``pattern_match`` admits it
-  (comma-separated ``fnmatch`` patterns, ``!`` denies, ``!!`` allows back).
+* a unit as systemd's ``config_parse`` reads it (``systemd.syntax(7)``): a line
+  ends at a newline, a carriage return or a NUL; a line whose first
+  non-blank character is ``#`` or ``;`` is a comment even inside a
+  continuation (the continued line goes on after it); a line ending in an
+  unescaped backslash continues on the next, the backslash read as a space;
+  white space around ``=`` is dropped; list settings (``Wants=``, ``After=``,
+  ``Before=``, ``WantedBy=``, ``ExecStart=``) add up, and an empty assignment
+  clears them; any other setting takes its last assignment; a line over
+  systemd's 1 MiB limit makes the unit unreadable;
+* udev rules as ``udev_rules_parse_file`` reads them (``udev(7)``): one rule a
+  line, leading blanks skipped; a ``#`` line is a comment even inside a
+  continuation; a trailing backslash is removed and the next line appended; a
+  continuation still open at the end of the file, or longer than udev's 16 KiB
+  line, is ignored; each rule a comma-separated set of ``KEY==value`` matches
+  and ``KEY+=value`` assignments, whose order does not matter;
+* ``lldpd.conf`` as ``lldpcli -c`` runs it: one command a line, and only a line
+  that ends in a newline; its words as lldpcli's ``tokenize_line`` makes them
+  (``#`` outside quotes starts a comment anywhere, a backslash escapes one
+  character, quotes group; a line with an open quote or a trailing backslash is
+  not run); the last ``configure system interface pattern`` and ``configure
+  lldp portidsubtype`` winning; an interface is admitted as lldpd's
+  ``pattern_match`` admits it (comma-separated ``fnmatch`` patterns, ``!``
+  denies, ``!!`` allows back).
 """
 
 from __future__ import annotations
@@ -73,38 +83,137 @@ class LldpdConf:
 BootFile = UnitFile | UdevRules | LldpdConf
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, line) with backslash continuations joined by a space, comment lines kept out."""
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not pending:
-            start = number
-            if not line or line[0] in "#;":
-                continue
-        if line.endswith("\\"):
-            pending.append(line[:-1])
+_EOL = re.compile("\r\n|\n\r|[\r\n\0]")
+"""Where systemd's ``read_line`` ends a line (unit files and udev rules alike): a newline, a carriage return or a
+NUL, a CR LF or LF CR pair being one end."""
+_SYSTEMD_BLANKS = " \t\n\r"
+"""systemd's ``WHITESPACE``: what it strips around a line, a key or a value, and splits a list at."""
+UNIT_LINE_LIMIT = 1 << 20
+"""systemd's ``LONG_LINE_MAX`` in bytes: a longer line, or continuation, and the unit does not load at all."""
+UDEV_LINE_LIMIT = 16384
+"""udev's ``UDEV_LINE_SIZE`` in bytes: a line this long makes the rules file unreadable; a continuation this long
+is ignored."""
+
+
+def _too_long(line: str, limit: int) -> bool:
+    return len(line) >= limit // 4 and len(line.encode("utf-8", "surrogateescape")) >= limit
+
+
+def _odd_backslashes_at_end(piece: str) -> bool:
+    """The piece ends in a backslash that is not itself escaped (an odd run of them)."""
+    return (len(piece) - len(piece.rstrip("\\"))) % 2 == 1
+
+
+def _unit_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, logical line, stripped) as ``config_parse`` sees them; comments and blank lines out.
+
+    A continued piece ends in a space (its backslash), so whether the next
+    piece ends escaped depends on that piece alone: the pieces are kept in a
+    list and joined once, linear in the file however many continuations.
+    """
+    pieces: list[str] = []
+    size = start = 0
+    for number, raw in enumerate(_EOL.split(text), 1):
+        if _too_long(raw, UNIT_LINE_LIMIT):
+            raise ValueError(f"not read: line {number} is longer than systemd's 1 MiB line limit")
+        first = raw.lstrip(_SYSTEMD_BLANKS)[:1]
+        if first and first in "#;":
             continue
-        pending.append(line)
-        yield start, " ".join(pending).strip()
-        pending = []
-    if pending:
-        yield start, " ".join(pending).strip()
+        if not pieces:
+            start = number
+        size += len(raw)
+        if size > UNIT_LINE_LIMIT:
+            raise ValueError(f"not read: the line continued from line {start} is longer than systemd's 1 MiB "
+                             "line limit")
+        if _odd_backslashes_at_end(raw):
+            pieces.append(raw[:-1] + " ")
+            continue
+        pieces.append(raw)
+        line = "".join(pieces).strip(_SYSTEMD_BLANKS)
+        pieces, size = [], 0
+        if line and line[0] not in "#;":
+            yield start, line
+    if pieces and (line := "".join(pieces).strip(_SYSTEMD_BLANKS)) and line[0] not in "#;":
+        yield start, line
+
+
+def _udev_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, rule line) as ``udev_rules_parse_file`` sees them."""
+    pieces: list[str] = []
+    start = 0
+    for number, raw in enumerate(_EOL.split(text), 1):
+        if _too_long(raw, UDEV_LINE_LIMIT):
+            raise ValueError(f"not read: line {number} is longer than udev's 16 KiB line limit (udevd reads no "
+                             "rule of the file)")
+        line = raw.lstrip(_SYSTEMD_BLANKS)
+        if line.startswith("#"):
+            continue
+        if not pieces:
+            start = number
+        continued = line.endswith("\\")
+        pieces.append(line[:-1] if continued else line)
+        if continued:
+            continue
+        joined, pieces = "".join(pieces), []
+        if joined and not _too_long(joined, UDEV_LINE_LIMIT):  # udevd ignores a continued line this long
+            yield start, joined
+    # a continuation still open at the end of the file: udevd ignores it ("Unexpected EOF after line continuation")
+
+
+def _lldpcli_words(line: str) -> list[str] | None:
+    """The words lldpcli's ``tokenize_line`` makes of ``line``; None where it refuses the line (an open quote or a
+    trailing backslash), which lldpcli then does not run."""
+    marked: list[tuple[str, bool]] = []  # (character, kept in its word whatever it is); "" marks a quote's start
+    escaped, quote = False, ""
+    for char in line:
+        if char == "#" and not escaped and not quote:
+            break
+        if not escaped and char == "\\":
+            escaped = True
+        elif not escaped and not quote and char in "'\"":
+            marked.append(("", True))
+            quote = char
+        elif not escaped and char == quote:
+            quote = ""
+        else:
+            marked.append((char, escaped or bool(quote)))
+            escaped = False
+    if escaped or quote:
+        return None
+    words: list[list[str]] = []
+    in_word = False
+    for char, kept in marked:
+        if not kept and char in " \n\t":
+            in_word = False
+        elif in_word:
+            words[-1].append(char)
+        else:
+            words.append([char])
+            in_word = True
+    return ["".join(word) for word in words]
+
+
+def _lldpcli_commands(text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, words) of each command ``lldpcli -c`` runs: each line that ends in a newline (``getline``;
+    a last line without one is read and dropped), cut at a NUL (a C string), tokenized, when it has words."""
+    for number, line in enumerate(text.split("\n")[:-1], 1):
+        words = _lldpcli_words(line.split("\0", 1)[0])
+        if words:
+            yield number, words
 
 
 def read_unit(text: str) -> UnitFile:
     settings: dict[str, dict[str, None]] = {}  # values in order, each once (a dict: a long list stays linear)
     lines: dict[str, int] = {}
     section = ""
-    for number, line in _logical_lines(text):
+    for number, line in _unit_lines(text):
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1]
             continue
         key, equals, value = line.partition("=")
-        if not equals:
+        key, value = key.strip(_SYSTEMD_BLANKS), value.strip(_SYSTEMD_BLANKS)
+        if not equals or not key:
             continue  # systemd warns and ignores the line
-        key, value = key.strip(), value.strip()
         name = f"{section}.{key}"
         lines[name] = number
         if key not in UNIT_LISTS:
@@ -112,8 +221,8 @@ def read_unit(text: str) -> UnitFile:
         elif not value:
             settings[name] = {}
         else:
-            settings.setdefault(name, {}).update(dict.fromkeys(
-                [" ".join(value.split())] if key == "ExecStart" else value.split()))
+            words = [word for word in value.replace("\t", " ").split(" ") if word]  # systemd's blanks only
+            settings.setdefault(name, {}).update(dict.fromkeys([" ".join(words)] if key == "ExecStart" else words))
     return UnitFile({name: tuple(values) for name, values in settings.items()}, lines)
 
 
@@ -127,7 +236,7 @@ _UDEV_PART = re.compile(r'\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*
 
 def read_udev_rules(text: str) -> UdevRules:
     rules = []
-    for number, line in _logical_lines(text):
+    for number, line in _udev_lines(text):
         parts: set[tuple[str, str, str]] = set()
         position = 0
         while position < len(line):
@@ -152,8 +261,7 @@ def read_lldpd_conf(text: str) -> LldpdConf:
     pattern: str | None = None
     port_id: str | None = None
     pattern_line = port_id_line = 0
-    for number, line in _logical_lines(text):
-        words = line.split()
+    for number, words in _lldpcli_commands(text):
         if words[:4] == ["configure", "system", "interface", "pattern"] and len(words) == 5:
             if words[4].count(",") >= MAX_PATTERNS:
                 raise ValueError(f"not read: line {number}: an interface pattern of more than {MAX_PATTERNS} entries")
