@@ -23,8 +23,8 @@ from fabgen.targets.render import render_files
 from tests.helpers import ROOT, example
 
 sys.path.insert(0, str(ROOT))
+from bench.generate import OWN_FABRIC
 
-OWN_FABRIC = {"sonic", "nvue"}
 TARGETS = [t.name for t in select_targets(None)]
 
 

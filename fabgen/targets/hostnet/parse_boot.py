@@ -109,10 +109,12 @@ def _unit_lines(text: str) -> Iterator[tuple[int, str]]:
 
     A continued piece ends in a space (its backslash), so whether the next
     piece ends escaped depends on that piece alone: the pieces are kept in a
-    list and joined once, linear in the file however many continuations.
+    list and joined once, linear in the file however many continuations. A
+    comment line is skipped before it could start or end a continuation, so no
+    logical line begins with ``#`` or ``;``.
     """
     pieces: list[str] = []
-    size = start = 0
+    start = 0
     for number, raw in enumerate(_EOL.split(text), 1):
         if _too_long(raw, UNIT_LINE_LIMIT):
             raise ValueError(f"not read: line {number} is longer than systemd's 1 MiB line limit")
@@ -121,20 +123,21 @@ def _unit_lines(text: str) -> Iterator[tuple[int, str]]:
             continue
         if not pieces:
             start = number
-        size += len(raw)
-        if size > UNIT_LINE_LIMIT:
-            raise ValueError(f"not read: the line continued from line {start} is longer than systemd's 1 MiB "
-                             "line limit")
-        if _odd_backslashes_at_end(raw):
-            pieces.append(raw[:-1] + " ")
-            continue
-        pieces.append(raw)
-        line = "".join(pieces).strip(_SYSTEMD_BLANKS)
-        pieces, size = [], 0
-        if line and line[0] not in "#;":
-            yield start, line
-    if pieces and (line := "".join(pieces).strip(_SYSTEMD_BLANKS)) and line[0] not in "#;":
+        continued = _odd_backslashes_at_end(raw)
+        pieces.append(raw[:-1] + " " if continued else raw)
+        if not continued:
+            if line := _joined_unit_line(start, pieces):
+                yield start, line
+            pieces = []
+    if pieces and (line := _joined_unit_line(start, pieces)):
         yield start, line
+
+
+def _joined_unit_line(start: int, pieces: list[str]) -> str:
+    line = "".join(pieces)
+    if _too_long(line, UNIT_LINE_LIMIT):
+        raise ValueError(f"not read: the line continued from line {start} is longer than systemd's 1 MiB line limit")
+    return line.strip(_SYSTEMD_BLANKS)
 
 
 def _udev_lines(text: str) -> Iterator[tuple[int, str]]:
