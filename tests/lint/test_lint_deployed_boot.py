@@ -127,6 +127,8 @@ UNIT_LAYOUTS = {
     "a blank line ends a continuation": "Description=a \\\n\nBogusE=1\n",
     "a carriage return ends a line": "Description=a\rBogusF=1\n",
     "a NUL ends a line": "Description=a\0BogusG=1\n",
+    "a NUL after a newline is the same line end": "Description=a \\\n\0BogusJ=1\n",
+    "a NUL then CR LF then CR: three ends": "Description=a\0\r\n\rBogusK=1\n",
     "a form feed does not": "Description=a\x0cBogusH=1\n",
     "a continuation open at the end is still read": "Description=a\nBogusI=1 \\",
 }

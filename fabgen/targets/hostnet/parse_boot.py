@@ -83,9 +83,10 @@ class LldpdConf:
 BootFile = UnitFile | UdevRules | LldpdConf
 
 
-_EOL = re.compile("\r\n|\n\r|[\r\n\0]")
-"""Where systemd's ``read_line`` ends a line (unit files and udev rules alike): a newline, a carriage return or a
-NUL, a CR LF or LF CR pair being one end."""
+_EOL = re.compile("(?:\r\n?|\n\r?)\0?|\0")
+r"""Where systemd's ``read_line`` ends a line (unit files and udev rules alike): a run of line-end characters, each
+of CR and LF at most once, a NUL only as its last (``\r\n``, ``\n\r`` and ``\n\0`` are one end each;
+``\r\r`` and ``\0\r`` two)."""
 _SYSTEMD_BLANKS = " \t\n\r"
 """systemd's ``WHITESPACE``: what it strips around a line, a key or a value, and splits a list at."""
 UNIT_LINE_LIMIT = 1 << 20
